@@ -1,0 +1,68 @@
+# corral: a WebAssembly-plugin platform for MCP servers.
+# `make run` serves the bundled plugins; `make test` runs every test.
+
+GO        ?= go
+BIN       := bin/corral
+PLUGIN_SRCS := $(wildcard plugins/*/main.go)
+PLUGIN_NAMES := $(patsubst plugins/%/main.go,%,$(PLUGIN_SRCS))
+PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
+HTTP_ADDR ?= 127.0.0.1:7337
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME  ?= 20s
+
+.PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
+
+all: build plugins
+
+build: $(BIN)
+
+$(BIN): FORCE
+	$(GO) build -trimpath -o $(BIN) ./cmd/corral
+
+FORCE:
+
+plugins: $(PLUGIN_WASM)
+
+build/plugins/%.wasm: FORCE
+	@mkdir -p build/plugins
+	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../$@ ./$*
+
+run: build plugins
+	$(BIN) serve --config examples/corral.yaml --http $(HTTP_ADDR)
+
+# The whole suite: unit tests (with the race detector), the independent
+# clients and the official conformance suite.
+test: build plugins test-race interop conformance
+
+test-unit: build plugins
+	$(GO) test ./...
+
+test-race: build plugins
+	$(GO) test -race ./...
+
+peers:
+	bash interop/install-peers.sh
+
+interop: build plugins peers
+	cd interop && $(GO) test -count=1 ./...
+
+conformance: build plugins peers
+	bash interop/conformance.sh
+
+bench: build plugins
+	bash interop/bench.sh
+
+fuzz:
+	bash .ci/fuzz.sh $(FUZZTIME)
+
+testdata:
+	bash testdata/build.sh
+
+check:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+
+clean:
+	rm -rf bin build

@@ -1,0 +1,103 @@
+package catalog
+
+import (
+	"encoding/json"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// Options configure how a Set lists and validates.
+type Options struct {
+	// PageSize is the number of items per list page (default 100).
+	PageSize int
+	// CursorKey is the HMAC key that makes cursors tamper-evident. Replicas
+	// share it through config; a random key is generated when empty.
+	CursorKey []byte
+	// MaxContentBytes caps the total size of one read's contents (default 8 MiB).
+	MaxContentBytes int
+	// ReadTTL is the default ttlMs hint for resources/read (default 0).
+	ReadTTL time.Duration
+	// ListTTL is the ttlMs hint for list results (default 0).
+	ListTTL time.Duration
+}
+
+// Features says which MCP server features a Set serves, so the protocol
+// layer advertises exactly those capabilities.
+type Features struct {
+	Resources   bool // resources/list, resources/read, resources/templates/list
+	Prompts     bool // prompts/list, prompts/get
+	Tools       bool // tools/list, tools/call
+	Completions bool // completion/complete
+}
+
+// ListKind names one of the four merged lists.
+type ListKind int
+
+// The merged lists.
+const (
+	ListResources ListKind = iota + 1
+	ListTemplates
+	ListPrompts
+	ListTools
+)
+
+// String returns the list's MCP result field name ("resources", …).
+func (k ListKind) String() string {
+	switch k {
+	case ListResources:
+		return "resources"
+	case ListTemplates:
+		return "resourceTemplates"
+	case ListPrompts:
+		return "prompts"
+	case ListTools:
+		return "tools"
+	}
+	return "unknown"
+}
+
+// Page is one page of a merged list.
+type Page struct {
+	Items      []json.RawMessage // MCP objects, validated
+	NextCursor *string           // nil at the end of the list
+	// Private is true when the page depends on who asked (cacheScope).
+	Private bool
+	TTL     time.Duration
+}
+
+// ReadResult is the validated answer to resources/read.
+type ReadResult struct {
+	Contents []json.RawMessage // TextResourceContents / BlobResourceContents
+	Private  bool
+	TTL      time.Duration
+	Plugin   string
+}
+
+// Catalog holds the current Set. The zero value holds no Set; use New.
+type Catalog struct {
+	cur atomic.Pointer[Set]
+}
+
+// New returns a Catalog serving s.
+func New(s *Set) *Catalog {
+	c := &Catalog{}
+	c.cur.Store(s)
+	return c
+}
+
+// Current returns the Set to serve one request with. Load it once per
+// request so a concurrent swap cannot split the request across two Sets.
+func (c *Catalog) Current() *Set { return c.cur.Load() }
+
+// Swap installs s and returns the previous Set, which the caller drains
+// and closes once its in-flight requests finish.
+func (c *Catalog) Swap(s *Set) *Set { return c.cur.Swap(s) }
+
+// anonymous is the principal of a request with no credentials.
+var anonymous = abi.Principal{ID: "anonymous"}
+
+// Anonymous returns the principal used when a transport has no
+// authentication.
+func Anonymous() abi.Principal { return anonymous }

@@ -1,0 +1,7 @@
+package catalog
+
+// Set is an immutable snapshot of providers and their claims.
+type Set struct {
+	providers []Provider
+	opts      Options
+}
