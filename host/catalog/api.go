@@ -21,6 +21,9 @@ type Options struct {
 	ReadTTL time.Duration
 	// ListTTL is the ttlMs hint for list results (default 0).
 	ListTTL time.Duration
+	// Authenticated says that requests carry real principals, so answers
+	// a provider computes per principal are private (cacheScope).
+	Authenticated bool
 }
 
 // Features says which MCP server features a Set serves, so the protocol

@@ -1,7 +1,298 @@
 package catalog
 
-// Set is an immutable snapshot of providers and their claims.
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// Defaults for Options.
+const (
+	DefaultPageSize        = 100
+	DefaultMaxContentBytes = 8 << 20
+	maxPageSize            = 1000
+)
+
+// Set is an immutable snapshot of providers and their claims. Build it with
+// NewSet; it is safe for concurrent use.
 type Set struct {
-	providers []Provider
+	providers []*provider // sorted by name
 	opts      Options
+	cursorKey []byte
+	gen       uint64
+	genHex    string
+	features  Features
+
+	schemes   map[string]*provider  // scheme -> owner
+	prompts   map[string]*promptRef // name -> prompt
+	tools     map[string]*provider  // name -> owner
+	templates map[string]*template  // uriTemplate -> template
+
+	// Pre-encoded list items per provider, so static lists cost nothing.
+	static [ListTools + 1][][]json.RawMessage
 }
+
+// provider is a Provider with its validated claims.
+type provider struct {
+	Provider
+	index     int
+	name      string
+	manifest  *abi.Manifest
+	schemes   []string // lowercased
+	templates []*template
+}
+
+type template struct {
+	owner    *provider
+	raw      string
+	tmpl     *uritemplate.Template
+	vars     []string
+	complete []string
+}
+
+type promptRef struct {
+	owner  *provider
+	prompt *abi.Prompt
+}
+
+var (
+	pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	// toolName follows MCP's SHOULD for tool names; prompts use the same.
+	toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+)
+
+// NewSet validates every provider's manifest and claims and builds a Set.
+// Two providers claiming the same name, scheme, prompt or tool is an error
+// naming both, so a newcomer that conflicts never replaces a working Set.
+func NewSet(providers []Provider, opts Options) (*Set, error) {
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	opts.PageSize = min(opts.PageSize, maxPageSize)
+	if opts.MaxContentBytes <= 0 {
+		opts.MaxContentBytes = DefaultMaxContentBytes
+	}
+	s := &Set{
+		opts:      opts,
+		cursorKey: opts.CursorKey,
+		schemes:   map[string]*provider{},
+		prompts:   map[string]*promptRef{},
+		tools:     map[string]*provider{},
+		templates: map[string]*template{},
+	}
+	if len(s.cursorKey) == 0 {
+		s.cursorKey = make([]byte, 32)
+		rand.Read(s.cursorKey)
+	}
+
+	ps := make([]*provider, 0, len(providers))
+	names := map[string]bool{}
+	for _, p := range providers {
+		m := p.Manifest()
+		if m == nil {
+			return nil, fmt.Errorf("catalog: a provider has no manifest")
+		}
+		if !pluginName.MatchString(m.Name) {
+			return nil, fmt.Errorf("catalog: plugin name %q is not [a-z0-9][a-z0-9_-]{0,63}", m.Name)
+		}
+		if names[m.Name] {
+			return nil, fmt.Errorf("catalog: two plugins are named %q", m.Name)
+		}
+		names[m.Name] = true
+		ps = append(ps, &provider{Provider: p, name: m.Name, manifest: m})
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
+	s.providers = ps
+
+	h := sha256.New()
+	for i, p := range ps {
+		p.index = i
+		if err := s.claim(p); err != nil {
+			return nil, fmt.Errorf("catalog: plugin %s: %w", p.name, err)
+		}
+		mj, _ := json.Marshal(p.manifest)
+		h.Write(mj)
+		if d, ok := p.Provider.(Digester); ok {
+			h.Write([]byte(d.Digest()))
+		}
+		h.Write([]byte{0})
+	}
+	sum := h.Sum(nil)
+	s.gen = binary.BigEndian.Uint64(sum)
+	s.genHex = hex.EncodeToString(sum[:8])
+	if err := s.encodeStatic(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// claim registers p's schemes, templates, static resources, prompts and
+// tools, refusing anything another provider already holds.
+func (s *Set) claim(p *provider) error {
+	m := p.manifest
+	if m.ABI != abi.Major {
+		return fmt.Errorf("ABI major %d, this host speaks %d", m.ABI, abi.Major)
+	}
+	for _, sc := range m.Schemes {
+		if !validScheme(sc) {
+			return fmt.Errorf("scheme %q is not an RFC 3986 scheme", sc)
+		}
+		sc = strings.ToLower(sc)
+		if other, ok := s.schemes[sc]; ok {
+			if other == p {
+				return fmt.Errorf("scheme %q claimed twice", sc)
+			}
+			return fmt.Errorf("scheme %q is already claimed by plugin %s", sc, other.name)
+		}
+		s.schemes[sc] = p
+		p.schemes = append(p.schemes, sc)
+		s.features.Resources = true
+	}
+	for i := range m.Resources {
+		r := &m.Resources[i]
+		if err := p.checkOwnURI(r.URI); err != nil {
+			return fmt.Errorf("static resource: %w", err)
+		}
+		if r.Name == "" {
+			return fmt.Errorf("static resource %q has no name", r.URI)
+		}
+	}
+	for i := range m.Templates {
+		t := &m.Templates[i]
+		if t.Name == "" {
+			return fmt.Errorf("template %q has no name", t.URITemplate)
+		}
+		tmpl, err := uritemplate.New(t.URITemplate)
+		if err != nil {
+			return fmt.Errorf("template %q: %w", t.URITemplate, err)
+		}
+		colon := strings.IndexByte(t.URITemplate, ':')
+		if colon <= 0 || !slices.Contains(p.schemes, strings.ToLower(t.URITemplate[:colon])) {
+			return fmt.Errorf("template %q does not start with one of the plugin's schemes %v", t.URITemplate, p.schemes)
+		}
+		if other, ok := s.templates[t.URITemplate]; ok {
+			return fmt.Errorf("template %q is already claimed by plugin %s", t.URITemplate, other.owner.name)
+		}
+		vars := tmpl.Varnames()
+		for _, c := range t.Complete {
+			if !slices.Contains(vars, c) {
+				return fmt.Errorf("template %q: completable variable %q is not in the template", t.URITemplate, c)
+			}
+		}
+		tt := &template{owner: p, raw: t.URITemplate, tmpl: tmpl, vars: vars, complete: t.Complete}
+		s.templates[t.URITemplate] = tt
+		p.templates = append(p.templates, tt)
+		s.features.Completions = true
+	}
+	for i := range m.Prompts {
+		pr := &m.Prompts[i]
+		if !toolName.MatchString(pr.Name) {
+			return fmt.Errorf("prompt name %q is not [A-Za-z0-9_.-]{1,128}", pr.Name)
+		}
+		if other, ok := s.prompts[pr.Name]; ok {
+			return fmt.Errorf("prompt %q is already claimed by plugin %s", pr.Name, other.owner.name)
+		}
+		for _, c := range pr.Complete {
+			if !slices.ContainsFunc(pr.Arguments, func(a abi.PromptArgument) bool { return a.Name == c }) {
+				return fmt.Errorf("prompt %q: completable argument %q is not an argument", pr.Name, c)
+			}
+		}
+		s.prompts[pr.Name] = &promptRef{owner: p, prompt: pr}
+		s.features.Prompts = true
+		s.features.Completions = true
+	}
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		if !toolName.MatchString(t.Name) {
+			return fmt.Errorf("tool name %q is not [A-Za-z0-9_.-]{1,128}", t.Name)
+		}
+		if other, ok := s.tools[t.Name]; ok {
+			return fmt.Errorf("tool %q is already claimed by plugin %s", t.Name, other.name)
+		}
+		if !isObject(t.InputSchema) || len(t.InputSchema) == 0 {
+			return fmt.Errorf("tool %q: inputSchema must be a JSON object", t.Name)
+		}
+		s.tools[t.Name] = p
+		s.features.Tools = true
+	}
+	return nil
+}
+
+// encodeStatic pre-encodes the manifest-declared list items.
+func (s *Set) encodeStatic() error {
+	for k := ListResources; k <= ListTools; k++ {
+		s.static[k] = make([][]json.RawMessage, len(s.providers))
+	}
+	for i, p := range s.providers {
+		m := p.manifest
+		for _, r := range m.Resources {
+			b, err := encode(r)
+			if err != nil {
+				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
+			}
+			s.static[ListResources][i] = append(s.static[ListResources][i], b)
+		}
+		for _, t := range m.Templates {
+			t.Complete = nil
+			b, err := encode(t)
+			if err != nil {
+				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
+			}
+			s.static[ListTemplates][i] = append(s.static[ListTemplates][i], b)
+		}
+		for _, pr := range m.Prompts {
+			pr.Complete = nil
+			b, err := encode(pr)
+			if err != nil {
+				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
+			}
+			s.static[ListPrompts][i] = append(s.static[ListPrompts][i], b)
+		}
+		for _, t := range m.Tools {
+			b, err := encode(t)
+			if err != nil {
+				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
+			}
+			s.static[ListTools][i] = append(s.static[ListTools][i], b)
+		}
+	}
+	return nil
+}
+
+// Generation returns a content-derived id of the Set: the same providers
+// (same manifests and digests) give the same id in every process.
+func (s *Set) Generation() string { return s.genHex }
+
+// Features returns what the Set serves.
+func (s *Set) Features() Features { return s.features }
+
+// Providers returns the Set's providers in list order.
+func (s *Set) Providers() []Provider {
+	out := make([]Provider, len(s.providers))
+	for i, p := range s.providers {
+		out[i] = p.Provider
+	}
+	return out
+}
+
+// OwnerOf returns the name of the plugin that owns uri's scheme.
+func (s *Set) OwnerOf(uri string) (string, bool) {
+	p, ok := s.schemes[schemeOf(uri)]
+	if !ok {
+		return "", false
+	}
+	return p.name, true
+}
+
+func (s *Set) listTTL() time.Duration { return s.opts.ListTTL }

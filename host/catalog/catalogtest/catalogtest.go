@@ -1,0 +1,109 @@
+// Package catalogtest provides native, in-memory catalog providers for
+// tests: a Provider built from a manifest and Go handler funcs, and the
+// fixtures of the official MCP conformance suite.
+package catalogtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
+)
+
+// Provider is a native catalog.Provider. Each handler receives the decoded
+// request and returns a value that is JSON-encoded as the response; a nil
+// handler answers abi.CodeNotFound.
+type Provider struct {
+	M        abi.Manifest
+	List     func(ctx context.Context, req abi.ListResourcesRequest) (*abi.ListResourcesResult, error)
+	Read     func(ctx context.Context, req abi.ReadResourceRequest) (any, error)
+	Prompt   func(ctx context.Context, req abi.GetPromptRequest) (any, error)
+	Tool     func(ctx context.Context, req abi.CallToolRequest) (any, error)
+	Complete func(ctx context.Context, req abi.CompleteRequest) (*abi.CompleteResult, error)
+	// Raw, when set, answers every call with these bytes (to test
+	// validation of malformed output).
+	Raw []byte
+
+	calls atomic.Int64
+}
+
+// Manifest implements catalog.Provider.
+func (p *Provider) Manifest() *abi.Manifest { return &p.M }
+
+// Calls returns how many calls the provider has served.
+func (p *Provider) Calls() int64 { return p.calls.Load() }
+
+// Call implements catalog.Provider.
+func (p *Provider) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+	p.calls.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if p.Raw != nil {
+		return p.Raw, nil
+	}
+	var (
+		out any
+		err error
+	)
+	switch op {
+	case abi.OpDescribe:
+		out = &p.M
+	case abi.OpListResources:
+		var r abi.ListResourcesRequest
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, fmt.Errorf("catalogtest: %w", err)
+		}
+		if p.List == nil {
+			out = &abi.ListResourcesResult{Resources: []json.RawMessage{}}
+		} else {
+			out, err = p.List(ctx, r)
+		}
+	case abi.OpReadResource:
+		var r abi.ReadResourceRequest
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, fmt.Errorf("catalogtest: %w", err)
+		}
+		out, err = call(p.Read, ctx, r)
+	case abi.OpGetPrompt:
+		var r abi.GetPromptRequest
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, fmt.Errorf("catalogtest: %w", err)
+		}
+		out, err = call(p.Prompt, ctx, r)
+	case abi.OpCallTool:
+		var r abi.CallToolRequest
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, fmt.Errorf("catalogtest: %w", err)
+		}
+		out, err = call(p.Tool, ctx, r)
+	case abi.OpComplete:
+		var r abi.CompleteRequest
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, fmt.Errorf("catalogtest: %w", err)
+		}
+		if p.Complete == nil {
+			out = &abi.CompleteResult{Completion: abi.Completion{Values: []string{}}}
+		} else {
+			out, err = p.Complete(ctx, r)
+		}
+	default:
+		return nil, fmt.Errorf("catalogtest: unknown op %v", op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
+
+func call[R any](h func(context.Context, R) (any, error), ctx context.Context, r R) (any, error) {
+	if h == nil {
+		return nil, &abi.Error{Code: abi.CodeNotFound, Message: "not found"}
+	}
+	return h(ctx, r)
+}
+
+var _ catalog.Provider = (*Provider)(nil)

@@ -1,0 +1,276 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// MaxCompletionValues is MCP's cap on completion values.
+const MaxCompletionValues = 100
+
+// ReadResource validates uri, routes it to the provider owning its scheme
+// (telling it which of its templates matched, if any) and validates the
+// contents it returns. A URI nobody owns, or that the owner does not have,
+// is KindResourceNotFound; it never yields empty contents.
+func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*ReadResult, error) {
+	scheme, err := ValidateURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	pr, ok := s.schemes[scheme]
+	if !ok {
+		return nil, notFound(uri)
+	}
+	req := abi.ReadResourceRequest{URI: uri, Principal: p}
+	for _, t := range pr.templates {
+		if vals := t.tmpl.Match(uri); vals != nil {
+			req.Template = t.raw
+			req.Variables = make(map[string]string, len(vals))
+			for k, v := range vals {
+				req.Variables[k] = v.String()
+			}
+			break
+		}
+	}
+	body, _ := json.Marshal(req)
+	out, err := pr.Call(ctx, abi.OpReadResource, body)
+	if err != nil {
+		return nil, s.providerErr(pr, err, uri)
+	}
+	var res struct {
+		Contents []resourceContents `json:"contents"`
+		TTLMs    *int64             `json:"ttlMs"`
+	}
+	if err := decodeStrict(out, &res); err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	if len(res.Contents) == 0 {
+		return nil, notFound(uri)
+	}
+	result := &ReadResult{
+		Contents: make([]json.RawMessage, len(res.Contents)),
+		Private:  s.opts.Authenticated,
+		TTL:      s.opts.ReadTTL,
+		Plugin:   pr.name,
+	}
+	if res.TTLMs != nil && *res.TTLMs >= 0 {
+		result.TTL = time.Duration(*res.TTLMs) * time.Millisecond
+	}
+	total := 0
+	for i := range res.Contents {
+		n, err := pr.checkContents(&res.Contents[i])
+		if err != nil {
+			return nil, s.badOutput(pr, err)
+		}
+		if total += n; total > s.opts.MaxContentBytes {
+			return nil, s.badOutput(pr, outputErr("contents exceed %d bytes", s.opts.MaxContentBytes))
+		}
+		if result.Contents[i], err = encode(&res.Contents[i]); err != nil {
+			return nil, s.badOutput(pr, err)
+		}
+	}
+	return result, nil
+}
+
+// GetPrompt checks the prompt exists and its required arguments are
+// present, asks its owner, and validates the messages. The result is a
+// GetPromptResult object without resultType.
+func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args map[string]string) (json.RawMessage, error) {
+	ref, ok := s.prompts[name]
+	if !ok {
+		return nil, &Error{Kind: KindUnknownName, Message: "unknown prompt", Name: name}
+	}
+	for _, a := range ref.prompt.Arguments {
+		if a.Required && args[a.Name] == "" {
+			return nil, &Error{Kind: KindInvalidParams, Message: "missing required argument " + a.Name + " of prompt " + name, Name: a.Name}
+		}
+	}
+	for k, v := range args {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, invalidParams("prompt arguments must be UTF-8")
+		}
+	}
+	body, _ := json.Marshal(abi.GetPromptRequest{Name: name, Arguments: args, Principal: p})
+	pr := ref.owner
+	out, err := pr.Call(ctx, abi.OpGetPrompt, body)
+	if err != nil {
+		return nil, s.providerErr(pr, err, "")
+	}
+	var res getPromptResult
+	if err := decodeStrict(out, &res); err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	if res.Messages == nil {
+		return nil, s.badOutput(pr, outputErr("prompt result has no messages"))
+	}
+	for i := range res.Messages {
+		m := &res.Messages[i]
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, s.badOutput(pr, outputErr("message role %q", m.Role))
+		}
+		if err := pr.checkBlock(&m.Content); err != nil {
+			return nil, s.badOutput(pr, err)
+		}
+	}
+	b, err := encode(&res)
+	if err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	return b, nil
+}
+
+// CallTool asks the tool's owner and validates the CallToolResult. args
+// must be a JSON object or empty. Tool failures come back as results with
+// isError, not as errors.
+func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args json.RawMessage) (json.RawMessage, error) {
+	pr, ok := s.tools[name]
+	if !ok {
+		return nil, &Error{Kind: KindUnknownName, Message: "unknown tool", Name: name}
+	}
+	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) && t[0] != '{' {
+		return nil, &Error{Kind: KindInvalidParams, Message: "tool arguments must be a JSON object", Name: name}
+	}
+	body, _ := json.Marshal(abi.CallToolRequest{Name: name, Arguments: args, Principal: p})
+	out, err := pr.Call(ctx, abi.OpCallTool, body)
+	if err != nil {
+		return nil, s.providerErr(pr, err, "")
+	}
+	var res callToolResult
+	if err := decodeStrict(out, &res); err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	if res.Content == nil {
+		res.Content = []contentBlock{}
+	}
+	for i := range res.Content {
+		if err := pr.checkBlock(&res.Content[i]); err != nil {
+			return nil, s.badOutput(pr, err)
+		}
+	}
+	if len(res.StructuredContent) > 0 && !isObject(res.StructuredContent) {
+		return nil, s.badOutput(pr, outputErr("structuredContent is not an object"))
+	}
+	b, err := encode(&res)
+	if err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	return b, nil
+}
+
+// Complete routes a completion to the owner of the prompt (ref/prompt) or
+// template (ref/resource, ref.URI is the template). An argument the owner
+// did not declare completable gets no values. At most 100 values are
+// returned; total and hasMore stay honest when more exist.
+func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef, arg abi.CompleteArgument, ctxArgs map[string]string) (*abi.Completion, error) {
+	var (
+		pr       *provider
+		complete []string
+		declared []string
+	)
+	switch ref.Type {
+	case "ref/prompt":
+		pref, ok := s.prompts[ref.Name]
+		if !ok {
+			return nil, &Error{Kind: KindUnknownName, Message: "unknown prompt", Name: ref.Name}
+		}
+		pr, complete = pref.owner, pref.prompt.Complete
+		for _, a := range pref.prompt.Arguments {
+			declared = append(declared, a.Name)
+		}
+	case "ref/resource":
+		t, ok := s.templates[ref.URI]
+		if !ok {
+			return nil, &Error{Kind: KindUnknownName, Message: "unknown resource template", Name: ref.URI}
+		}
+		pr, complete, declared = t.owner, t.complete, t.vars
+	default:
+		return nil, invalidParams("unknown completion reference type %q", ref.Type)
+	}
+	if !slices.Contains(declared, arg.Name) {
+		return nil, &Error{Kind: KindInvalidParams, Message: "no argument " + arg.Name + " to complete", Name: arg.Name}
+	}
+	if !slices.Contains(complete, arg.Name) {
+		return &abi.Completion{Values: []string{}}, nil
+	}
+	body, _ := json.Marshal(abi.CompleteRequest{Ref: ref, Argument: arg, Arguments: ctxArgs, Principal: p})
+	out, err := pr.Call(ctx, abi.OpComplete, body)
+	if err != nil {
+		return nil, s.providerErr(pr, err, "")
+	}
+	var res abi.CompleteResult
+	if err := decodeStrict(out, &res); err != nil {
+		return nil, s.badOutput(pr, err)
+	}
+	c := res.Completion
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	n := len(c.Values)
+	if c.Total != nil && *c.Total < n {
+		return nil, s.badOutput(pr, outputErr("completion total %d is less than its %d values", *c.Total, n))
+	}
+	if n > MaxCompletionValues {
+		c.Values = c.Values[:MaxCompletionValues]
+		c.HasMore = true
+		if c.Total == nil {
+			c.Total = &n
+		}
+	}
+	if c.Total != nil && *c.Total > len(c.Values) {
+		c.HasMore = true
+	}
+	return &c, nil
+}
+
+func notFound(uri string) *Error {
+	return &Error{Kind: KindResourceNotFound, Message: "Resource not found", URI: uri}
+}
+
+// providerErr maps a provider's error: an *abi.Error the provider declared
+// keeps its meaning; anything else is the provider's internal failure.
+func (s *Set) providerErr(pr *provider, err error, uri string) error {
+	var ae *abi.Error
+	if errors.As(err, &ae) {
+		switch ae.Code {
+		case abi.CodeNotFound:
+			if uri != "" {
+				return notFound(uri)
+			}
+			return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "not found"), URI: uri}
+		case abi.CodeInvalidParams:
+			return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "invalid params"), URI: uri}
+		}
+		return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
+	}
+	if ce := AsError(err); ce != nil {
+		return ce
+	}
+	return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
+}
+
+func (s *Set) badOutput(pr *provider, err error) error {
+	return &Error{Kind: KindInternal, Message: "the plugin returned invalid output", Plugin: pr.name, Err: err}
+}
+
+// clientMessage bounds a provider's message before a client sees it.
+func clientMessage(msg, fallback string) string {
+	msg = strings.TrimSpace(msg)
+	if msg == "" || !utf8.ValidString(msg) {
+		return fallback
+	}
+	if len(msg) > 200 {
+		msg = msg[:200]
+		for !utf8.ValidString(msg) {
+			msg = msg[:len(msg)-1]
+		}
+	}
+	return msg
+}
