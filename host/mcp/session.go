@@ -1,0 +1,92 @@
+package mcp
+
+import "sync"
+
+// Session holds the state of one legacy (2025-11-25) session: the stdio
+// process, or one HTTP Mcp-Session-Id. Modern requests never read it.
+// The zero value is not initialized; use NewSession. A Session is safe for
+// concurrent use.
+type Session struct {
+	id string
+
+	mu          sync.Mutex
+	version     string // negotiated by initialize; "" before
+	initialized bool   // notifications/initialized seen
+	logLevel    string
+	closed      bool
+}
+
+// NewSession returns a fresh session. id names it in logs (and is the HTTP
+// Mcp-Session-Id); it may be empty for stdio.
+func NewSession(id string) *Session { return &Session{id: id} }
+
+// ID returns the id the session was created with.
+func (s *Session) ID() string { return s.id }
+
+// Version returns the legacy protocol version negotiated by initialize, or
+// "" when the session has not seen initialize.
+func (s *Session) Version() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// Initialized reports whether the client sent notifications/initialized.
+func (s *Session) Initialized() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initialized
+}
+
+// LogLevel returns the level set by logging/setLevel, or "".
+func (s *Session) LogLevel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLevel
+}
+
+// Close ends the session; later legacy requests in it are refused as if
+// it had never been initialized.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.version = ""
+}
+
+// Closed reports whether Close was called.
+func (s *Session) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *Session) legacyVersion() string {
+	if s == nil {
+		return ""
+	}
+	return s.Version()
+}
+
+func (s *Session) start(version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.version = version
+		s.initialized = false
+	}
+}
+
+func (s *Session) markInitialized() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.version != "" {
+		s.initialized = true
+	}
+}
+
+func (s *Session) setLogLevel(l string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.logLevel = l
+}
