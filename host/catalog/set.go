@@ -107,7 +107,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 			return nil, fmt.Errorf("catalog: plugin name %q is not [a-z0-9][a-z0-9_-]{0,63}", m.Name)
 		}
 		if names[m.Name] {
-			return nil, fmt.Errorf("catalog: two plugins are named %q", m.Name)
+			return nil, &ConflictError{Claim: "name", Value: m.Name, Plugins: [2]string{m.Name, m.Name}}
 		}
 		names[m.Name] = true
 		ps = append(ps, &provider{Provider: p, name: m.Name, manifest: m})
@@ -119,6 +119,9 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 	for i, p := range ps {
 		p.index = i
 		if err := s.claim(p); err != nil {
+			if _, ok := err.(*ConflictError); ok {
+				return nil, err
+			}
 			return nil, fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 		}
 		mj, _ := json.Marshal(p.manifest)
@@ -153,7 +156,7 @@ func (s *Set) claim(p *provider) error {
 			if other == p {
 				return fmt.Errorf("scheme %q claimed twice", sc)
 			}
-			return fmt.Errorf("scheme %q is already claimed by plugin %s", sc, other.name)
+			return &ConflictError{Claim: "scheme", Value: sc, Plugins: [2]string{other.name, p.name}}
 		}
 		s.schemes[sc] = p
 		p.schemes = append(p.schemes, sc)
@@ -182,7 +185,7 @@ func (s *Set) claim(p *provider) error {
 			return fmt.Errorf("template %q does not start with one of the plugin's schemes %v", t.URITemplate, p.schemes)
 		}
 		if other, ok := s.templates[t.URITemplate]; ok {
-			return fmt.Errorf("template %q is already claimed by plugin %s", t.URITemplate, other.owner.name)
+			return &ConflictError{Claim: "template", Value: t.URITemplate, Plugins: [2]string{other.owner.name, p.name}}
 		}
 		vars := tmpl.Varnames()
 		for _, c := range t.Complete {
@@ -201,7 +204,7 @@ func (s *Set) claim(p *provider) error {
 			return fmt.Errorf("prompt name %q is not [A-Za-z0-9_.-]{1,128}", pr.Name)
 		}
 		if other, ok := s.prompts[pr.Name]; ok {
-			return fmt.Errorf("prompt %q is already claimed by plugin %s", pr.Name, other.owner.name)
+			return &ConflictError{Claim: "prompt", Value: pr.Name, Plugins: [2]string{other.owner.name, p.name}}
 		}
 		for _, c := range pr.Complete {
 			if !slices.ContainsFunc(pr.Arguments, func(a abi.PromptArgument) bool { return a.Name == c }) {
@@ -218,7 +221,7 @@ func (s *Set) claim(p *provider) error {
 			return fmt.Errorf("tool name %q is not [A-Za-z0-9_.-]{1,128}", t.Name)
 		}
 		if other, ok := s.tools[t.Name]; ok {
-			return fmt.Errorf("tool %q is already claimed by plugin %s", t.Name, other.name)
+			return &ConflictError{Claim: "tool", Value: t.Name, Plugins: [2]string{other.name, p.name}}
 		}
 		if !isObject(t.InputSchema) || len(t.InputSchema) == 0 {
 			return fmt.Errorf("tool %q: inputSchema must be a JSON object", t.Name)
@@ -296,3 +299,19 @@ func (s *Set) OwnerOf(uri string) (string, bool) {
 }
 
 func (s *Set) listTTL() time.Duration { return s.opts.ListTTL }
+
+// ConflictError reports two plugins claiming the same thing. NewSet
+// returns it as is, so a registry can tell which plugin to leave out.
+type ConflictError struct {
+	Claim   string    // "name", "scheme", "template", "prompt" or "tool"
+	Value   string    // what both claim
+	Plugins [2]string // the two plugins, in list order
+}
+
+// Error implements error.
+func (e *ConflictError) Error() string {
+	if e.Claim == "name" {
+		return fmt.Sprintf("catalog: two plugins are named %q", e.Value)
+	}
+	return fmt.Sprintf("catalog: %s %q is claimed by both plugin %s and plugin %s", e.Claim, e.Value, e.Plugins[0], e.Plugins[1])
+}
