@@ -1,0 +1,275 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+)
+
+// Config is corral's whole configuration. A Config is built and validated by
+// [Load] and must not be modified afterwards: share it by pointer and build a
+// new one to change anything.
+type Config struct {
+	// File is the absolute path of the configuration file, "" when none.
+	File string
+	// Dir is the directory relative paths in File were resolved against.
+	Dir string
+
+	HTTP    HTTP    `koanf:"http"`
+	WS      Listen  `koanf:"ws"`
+	Admin   Listen  `koanf:"admin"`
+	Log     Log     `koanf:"log"`
+	Catalog Catalog `koanf:"catalog"`
+	Plugins Plugins `koanf:"plugins"`
+	// Plugin holds per-plugin settings keyed by manifest name. A plugin
+	// with no entry runs with DefaultPlugin: enabled, no grants.
+	Plugin map[string]Plugin `koanf:"plugin"`
+}
+
+// HTTP configures the Streamable HTTP listener.
+type HTTP struct {
+	// Addr is host:port to listen on; "" disables HTTP (stdio is served
+	// when neither HTTP nor WebSocket is enabled).
+	Addr string `koanf:"addr"`
+	// AllowedOrigins are the Origin header values accepted besides the
+	// loopback defaults of the transport.
+	AllowedOrigins []string `koanf:"allowedOrigins"`
+	// AllowedHosts are the Host header values accepted besides the
+	// loopback defaults of the transport.
+	AllowedHosts []string `koanf:"allowedHosts"`
+	// MaxBodyBytes caps the size of one request body.
+	MaxBodyBytes int64 `koanf:"maxBodyBytes"`
+}
+
+// Listen is a listener that has only an address.
+type Listen struct {
+	Addr string `koanf:"addr"` // host:port; "" disables the listener
+}
+
+// Log configures the server's own logs (always on stderr).
+type Log struct {
+	Level  string `koanf:"level"`  // debug, info, warn or error
+	Format string `koanf:"format"` // auto (text on a terminal, else JSON), text or json
+}
+
+// Catalog configures list pagination.
+type Catalog struct {
+	PageSize int `koanf:"pageSize"`
+	// CursorKey is the hex HMAC key for list cursors; "" picks a random key
+	// per process. Replicas behind one load balancer share it.
+	CursorKey string `koanf:"cursorKey"`
+}
+
+// CursorKeyBytes returns the decoded cursor key, nil when none is set.
+// Validation guarantees it decodes.
+func (c Catalog) CursorKeyBytes() []byte {
+	if c.CursorKey == "" {
+		return nil
+	}
+	b, err := hex.DecodeString(c.CursorKey)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// Plugins configures the plugin directory and where plugins keep state.
+type Plugins struct {
+	// Dir is the directory whose *.wasm files are served; "" serves none.
+	Dir string `koanf:"dir"`
+	// DataDir holds per-plugin key-value stores; "" keeps them in memory.
+	DataDir string `koanf:"dataDir"`
+	// CacheDir holds the compilation cache; "" disables it.
+	CacheDir string `koanf:"cacheDir"`
+	// Debounce is how long a changed file must stay unchanged before it is
+	// loaded.
+	Debounce time.Duration `koanf:"debounce"`
+	// Rescan is the period of the safety-net directory rescan.
+	Rescan time.Duration `koanf:"rescan"`
+}
+
+// Plugin is the operator's settings for one plugin, by manifest name.
+type Plugin struct {
+	// Enabled false keeps the plugin out of the served set.
+	Enabled bool `koanf:"enabled"`
+	// SHA256 pins the plugin file's digest (lowercase hex); "" pins nothing.
+	SHA256 string `koanf:"sha256"`
+	// Engine runs the plugin; only "wazero" exists today.
+	Engine string `koanf:"engine"`
+	Grants Grants `koanf:"grants"`
+	Limits Limits `koanf:"limits"`
+}
+
+// Grants are the capabilities the operator gives a plugin. A capability is
+// usable only when the plugin's manifest requests it too.
+type Grants struct {
+	Log    bool `koanf:"log"`
+	Notify bool `koanf:"notify"`
+	KV     bool `koanf:"kv"`
+	// KVQuota caps the bytes of keys plus values the plugin may store.
+	KVQuota int64 `koanf:"kvQuota"`
+	// Files are the read-only roots (absolute after loading).
+	Files []string  `koanf:"files"`
+	HTTP  HTTPGrant `koanf:"http"`
+	// Config are values the plugin reads with config_get.
+	Config map[string]string `koanf:"config"`
+}
+
+// HTTPGrant lets a plugin fetch from some hosts.
+type HTTPGrant struct {
+	Hosts []string `koanf:"hosts"` // host or host:port; "*.example.com" matches subdomains
+	// AllowPrivate permits loopback, private and link-local addresses.
+	AllowPrivate bool `koanf:"allowPrivate"`
+}
+
+// Limits bound what one plugin may consume.
+type Limits struct {
+	Timeout          time.Duration `koanf:"timeout"`          // wall clock per call
+	MemoryPages      uint32        `koanf:"memoryPages"`      // 64 KiB pages per instance
+	Instances        int           `koanf:"instances"`        // concurrent instances (calls)
+	MaxRequestBytes  int           `koanf:"maxRequestBytes"`  // one request payload
+	MaxResponseBytes int           `koanf:"maxResponseBytes"` // one response payload
+	// QuarantineAfter is how many consecutive failures quarantine the
+	// plugin until it is reloaded; 0 never quarantines.
+	QuarantineAfter int `koanf:"quarantineAfter"`
+}
+
+// Engines that can run a plugin.
+const EngineWazero = "wazero"
+
+// Defaults for a plugin with no configuration entry, and for the keys an
+// entry leaves out.
+var defaultLimits = Limits{
+	Timeout:          5 * time.Second,
+	MemoryPages:      256,
+	Instances:        4,
+	MaxRequestBytes:  1 << 20,
+	MaxResponseBytes: 8 << 20,
+	QuarantineAfter:  5,
+}
+
+// DefaultPlugin returns the settings of a plugin with no configuration
+// entry: enabled, run by wazero with default limits and no grants.
+func DefaultPlugin() Plugin {
+	return Plugin{Enabled: true, Engine: EngineWazero, Grants: Grants{KVQuota: defaultKVQuota}, Limits: defaultLimits}
+}
+
+// PluginSettings returns the settings for the plugin named name: its entry,
+// or DefaultPlugin when it has none.
+func (c *Config) PluginSettings(name string) Plugin {
+	if p, ok := c.Plugin[name]; ok {
+		return p
+	}
+	return DefaultPlugin()
+}
+
+// Equal reports whether two plugin settings are the same.
+func (p Plugin) Equal(q Plugin) bool { return reflect.DeepEqual(p, q) }
+
+// defaults returns the built-in values as a koanf map.
+func defaults() map[string]any {
+	return map[string]any{
+		"http.addr":         "",
+		"http.maxBodyBytes": int64(4 << 20),
+		"ws.addr":           "",
+		"admin.addr":        "",
+		"log.level":         "info",
+		"log.format":        "auto",
+		"catalog.pageSize":  100,
+		"catalog.cursorKey": "",
+		"plugins.dir":       "",
+		"plugins.dataDir":   "",
+		"plugins.cacheDir":  "",
+		"plugins.debounce":  "250ms",
+		"plugins.rescan":    "30s",
+	}
+}
+
+// pluginDefaults returns the defaults of one plugin entry as a koanf map
+// below "plugin.<name>.".
+func pluginDefaults() map[string]any {
+	return map[string]any{
+		"enabled":                 defaultPluginEnabled,
+		"engine":                  EngineWazero,
+		"grants.kvQuota":          defaultKVQuota,
+		"limits.timeout":          defaultLimits.Timeout.String(),
+		"limits.memoryPages":      defaultLimits.MemoryPages,
+		"limits.instances":        defaultLimits.Instances,
+		"limits.maxRequestBytes":  defaultLimits.MaxRequestBytes,
+		"limits.maxResponseBytes": defaultLimits.MaxResponseBytes,
+		"limits.quarantineAfter":  defaultLimits.QuarantineAfter,
+	}
+}
+
+const (
+	defaultPluginEnabled = true
+	defaultKVQuota       = int64(1 << 20)
+)
+
+// RestartKeys returns the keys whose values differ between old and new and
+// that only take effect after a restart.
+func RestartKeys(old, new *Config) []string {
+	var keys []string
+	add := func(key string, a, b any) {
+		if !reflect.DeepEqual(a, b) {
+			keys = append(keys, key)
+		}
+	}
+	add("http.addr", old.HTTP.Addr, new.HTTP.Addr)
+	add("http.allowedOrigins", old.HTTP.AllowedOrigins, new.HTTP.AllowedOrigins)
+	add("http.allowedHosts", old.HTTP.AllowedHosts, new.HTTP.AllowedHosts)
+	add("http.maxBodyBytes", old.HTTP.MaxBodyBytes, new.HTTP.MaxBodyBytes)
+	add("ws.addr", old.WS.Addr, new.WS.Addr)
+	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
+	add("log.format", old.Log.Format, new.Log.Format)
+	add("catalog.pageSize", old.Catalog.PageSize, new.Catalog.PageSize)
+	add("catalog.cursorKey", old.Catalog.CursorKey, new.Catalog.CursorKey)
+	add("plugins.dir", old.Plugins.Dir, new.Plugins.Dir)
+	add("plugins.dataDir", old.Plugins.DataDir, new.Plugins.DataDir)
+	add("plugins.cacheDir", old.Plugins.CacheDir, new.Plugins.CacheDir)
+	add("plugins.debounce", old.Plugins.Debounce, new.Plugins.Debounce)
+	add("plugins.rescan", old.Plugins.Rescan, new.Plugins.Rescan)
+	return keys
+}
+
+// ReloadKeys returns the keys whose values differ between old and new and
+// that apply at once: log.level and per-plugin settings (as "plugin.<name>").
+func ReloadKeys(old, new *Config) []string {
+	var keys []string
+	if old.Log.Level != new.Log.Level {
+		keys = append(keys, "log.level")
+	}
+	names := slices.Sorted(maps.Keys(old.Plugin))
+	for _, n := range slices.Sorted(maps.Keys(new.Plugin)) {
+		if _, ok := old.Plugin[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if !old.PluginSettings(n).Equal(new.PluginSettings(n)) {
+			keys = append(keys, "plugin."+n)
+		}
+	}
+	return keys
+}
+
+// applyReloadable returns a copy of old with new's reloadable values: the
+// configuration actually in force after a reload.
+func applyReloadable(old, new *Config) *Config {
+	c := *old
+	c.Log.Level = new.Log.Level
+	c.Plugin = new.Plugin
+	return &c
+}
+
+// String describes where the configuration came from, for logs.
+func (c *Config) String() string {
+	if c.File == "" {
+		return "config(defaults, env, flags)"
+	}
+	return fmt.Sprintf("config(%s)", c.File)
+}

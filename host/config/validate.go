@@ -1,0 +1,150 @@
+package config
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type problem struct {
+	key string
+	msg string
+}
+
+// pluginName is the manifest name syntax (abi.Manifest.Name).
+var pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// validate checks every value of cfg, normalizing a few (sha256 case), and
+// returns the problems in key order.
+func validate(cfg *Config) []problem {
+	var ps []problem
+	bad := func(key, format string, args ...any) {
+		ps = append(ps, problem{key, fmt.Sprintf(format, args...)})
+	}
+	checkAddr := func(key, addr string) {
+		if addr == "" {
+			return
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			bad(key, "want host:port, got %q", addr)
+			return
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			bad(key, "bad port %q", port)
+		}
+		if strings.ContainsAny(host, "/ ") {
+			bad(key, "bad host %q", host)
+		}
+	}
+	checkAddr("http.addr", cfg.HTTP.Addr)
+	checkAddr("ws.addr", cfg.WS.Addr)
+	checkAddr("admin.addr", cfg.Admin.Addr)
+	for _, o := range cfg.HTTP.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+			bad("http.allowedOrigins", "want an origin like https://app.example.com, got %q", o)
+		}
+	}
+	for _, h := range cfg.HTTP.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, "/ @") {
+			bad("http.allowedHosts", "want a host or host:port, got %q", h)
+		}
+	}
+	if cfg.HTTP.MaxBodyBytes <= 0 {
+		bad("http.maxBodyBytes", "must be positive, got %d", cfg.HTTP.MaxBodyBytes)
+	}
+	switch cfg.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "want debug, info, warn or error, got %q", cfg.Log.Level)
+	}
+	switch cfg.Log.Format {
+	case "auto", "text", "json":
+	default:
+		bad("log.format", "want auto, text or json, got %q", cfg.Log.Format)
+	}
+	if cfg.Catalog.PageSize < 1 || cfg.Catalog.PageSize > 1000 {
+		bad("catalog.pageSize", "must be between 1 and 1000, got %d", cfg.Catalog.PageSize)
+	}
+	if k := cfg.Catalog.CursorKey; k != "" {
+		b, err := hex.DecodeString(k)
+		switch {
+		case err != nil:
+			bad("catalog.cursorKey", "must be hex: %v", err)
+		case len(b) < 16:
+			bad("catalog.cursorKey", "must be at least 16 bytes (32 hex digits), got %d", len(b))
+		}
+	}
+	if d := cfg.Plugins.Debounce; d < 10*time.Millisecond || d > 10*time.Second {
+		bad("plugins.debounce", "must be between 10ms and 10s, got %v", d)
+	}
+	if r := cfg.Plugins.Rescan; r != 0 && r < 100*time.Millisecond {
+		bad("plugins.rescan", "must be 0 (off) or at least 100ms, got %v", r)
+	}
+	if d := cfg.Plugins.Dir; d != "" {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			bad("plugins.dir", "%s is not a directory", d)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugin)) {
+		p := cfg.Plugin[name]
+		pre := "plugin." + name + "."
+		if !pluginName.MatchString(name) {
+			bad("plugin."+name, "%q is not a plugin name ([a-z0-9][a-z0-9_-]{0,63})", name)
+		}
+		if p.SHA256 != "" {
+			p.SHA256 = strings.ToLower(p.SHA256)
+			if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 {
+				bad(pre+"sha256", "want 64 hex digits, got %q", p.SHA256)
+			}
+		}
+		if p.Engine != EngineWazero {
+			bad(pre+"engine", "unknown engine %q (supported: %s)", p.Engine, EngineWazero)
+		}
+		g := p.Grants
+		if g.KVQuota < 0 {
+			bad(pre+"grants.kvQuota", "must not be negative, got %d", g.KVQuota)
+		}
+		for _, root := range g.Files {
+			if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+				bad(pre+"grants.files", "root %s is not a directory", root)
+			}
+		}
+		for _, h := range g.HTTP.Hosts {
+			if h == "" || strings.ContainsAny(h, "/ @") || strings.Contains(h, "://") {
+				bad(pre+"grants.http.hosts", "want a host name, got %q", h)
+			}
+		}
+		l := p.Limits
+		if l.Timeout <= 0 || l.Timeout > 10*time.Minute {
+			bad(pre+"limits.timeout", "must be between 1ns and 10m, got %v", l.Timeout)
+		}
+		if l.MemoryPages < 64 || l.MemoryPages > 65536 {
+			bad(pre+"limits.memoryPages", "must be between 64 and 65536 (a Go guest needs at least 64), got %d", l.MemoryPages)
+		}
+		if l.Instances < 1 || l.Instances > 256 {
+			bad(pre+"limits.instances", "must be between 1 and 256, got %d", l.Instances)
+		}
+		if l.MaxRequestBytes < 1 || l.MaxRequestBytes > 64<<20 {
+			bad(pre+"limits.maxRequestBytes", "must be between 1 and 67108864, got %d", l.MaxRequestBytes)
+		}
+		if l.MaxResponseBytes < 1 || l.MaxResponseBytes > 256<<20 {
+			bad(pre+"limits.maxResponseBytes", "must be between 1 and 268435456, got %d", l.MaxResponseBytes)
+		}
+		if l.QuarantineAfter < 0 {
+			bad(pre+"limits.quarantineAfter", "must not be negative, got %d", l.QuarantineAfter)
+		}
+		cfg.Plugin[name] = p
+	}
+	return ps
+}
