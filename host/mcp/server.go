@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -65,7 +64,7 @@ func NewServer(cat *catalog.Catalog, opts Options) *Server {
 	}
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	info, _ := json.Marshal(struct {
 		Name    string `json:"name"`

@@ -1,0 +1,134 @@
+package transport
+
+import (
+	"encoding/base64"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/corral-mcp/corral/host/mcp"
+)
+
+// HTTP header names (spec 2026-07-28 basic/transports §Streamable HTTP).
+const (
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderSessionID       = "Mcp-Session-Id"
+)
+
+var (
+	errBadBase64   = errors.New("transport: invalid base64 in header value")
+	errBadHeaderCh = errors.New("transport: header value has characters outside visible ASCII")
+)
+
+// DecodeHeaderValue decodes one MCP header value: surrounding whitespace is
+// dropped, and a value of the form =?base64?<standard base64>?= is decoded
+// to the UTF-8 text it carries. A plain value must be printable ASCII; an
+// encoded value must be valid base64 of valid UTF-8.
+func DecodeHeaderValue(v string) (string, error) {
+	v = strings.Trim(v, " \t")
+	const pre, suf = "=?base64?", "?="
+	if len(v) >= len(pre)+len(suf) && strings.HasPrefix(v, pre) && strings.HasSuffix(v, suf) {
+		b, err := base64.StdEncoding.Strict().DecodeString(v[len(pre) : len(v)-len(suf)])
+		if err != nil || !utf8.Valid(b) {
+			return "", errBadBase64
+		}
+		return string(b), nil
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return "", errBadHeaderCh
+		}
+	}
+	return v, nil
+}
+
+// checkHeaders validates a modern request's headers against its body:
+// MCP-Protocol-Version equals _meta's version, Mcp-Method equals the method
+// (requests only), Mcp-Name equals params.name or params.uri where the
+// method has one. It returns the -32020 error to send, or nil.
+func checkHeaders(h http.Header, m *mcp.Message) *mcp.Error {
+	mismatch := func(msg string) *mcp.Error {
+		return &mcp.Error{Code: mcp.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+	}
+	check := func(name, want string) *mcp.Error {
+		vals := h.Values(name)
+		if len(vals) == 0 {
+			return mismatch(name + " header is required.")
+		}
+		if len(vals) > 1 {
+			return mismatch(name + " header must appear once.")
+		}
+		got, err := DecodeHeaderValue(vals[0])
+		if err != nil {
+			return mismatch(name + " header value is malformed.")
+		}
+		if got != want {
+			return mismatch(name + " header does not match the request body.")
+		}
+		return nil
+	}
+	if e := check(HeaderProtocolVersion, m.ProtocolVersion()); e != nil {
+		return e
+	}
+	if m.IsNotification() {
+		return nil // notification headers are not defined; be lenient
+	}
+	if e := check(HeaderMethod, m.Method); e != nil {
+		return e
+	}
+	if name, ok := m.HeaderName(); ok {
+		return check(HeaderName, name)
+	}
+	return nil
+}
+
+// hostAllowed reports whether host (a Host header, or the host of an
+// Origin) is one of allowed. An entry with a port ("example.com:8080")
+// matches exactly; one without ("localhost", "[::1]") matches any port;
+// "*" matches everything.
+func hostAllowed(host string, allowed []string) bool {
+	host = strings.ToLower(host)
+	name, _ := splitHost(host)
+	if name == "" {
+		return false
+	}
+	for _, a := range allowed {
+		a = strings.ToLower(a)
+		an, ap := splitHost(a)
+		switch {
+		case a == "*":
+			return true
+		case ap != "":
+			if a == host {
+				return true
+			}
+		case an == name:
+			return true
+		}
+	}
+	return false
+}
+
+// splitHost splits "host:port", "[v6]:port", "host" or "[v6]" into the
+// bare host name and the port ("" when absent).
+func splitHost(h string) (name, port string) {
+	if n, p, err := net.SplitHostPort(h); err == nil {
+		return n, p
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), ""
+}
+
+// originAllowed checks an Origin header value: "null" and unparsable
+// origins are refused, otherwise its host must be allowed.
+func originAllowed(origin string, allowed []string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return hostAllowed(u.Host, allowed)
+}

@@ -1,0 +1,419 @@
+package transport
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/mcp"
+)
+
+// Defaults for HTTPOptions.
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultKeepAlive    = 15 * time.Second
+	DefaultMaxSessions  = 1024
+)
+
+// DefaultAllowedHosts are the hosts Host and Origin may name when
+// HTTPOptions leaves them empty: loopback, any port.
+var DefaultAllowedHosts = []string{"localhost", "127.0.0.1", "[::1]"}
+
+// HTTPOptions configure an HTTPHandler.
+type HTTPOptions struct {
+	// AllowedHosts are the values the Host header may take, guarding
+	// against DNS rebinding: "name" matches any port, "name:port" exactly,
+	// "*" anything. Empty means DefaultAllowedHosts.
+	AllowedHosts []string
+	// AllowedOrigins are the hosts an Origin header, when present, may
+	// name, with the same syntax. Empty means DefaultAllowedHosts.
+	AllowedOrigins []string
+	// MaxBodyBytes caps a POST body (default 4 MiB); a larger one gets 413.
+	MaxBodyBytes int64
+	// KeepAlive is the interval of comment lines on a legacy session's GET
+	// stream (default 15s).
+	KeepAlive time.Duration
+	// MaxSessions caps the live legacy sessions (default 1024); beyond it
+	// the least recently used is ended.
+	MaxSessions int
+	// Principal is who requests are served for; zero means anonymous.
+	Principal abi.Principal
+	// Logger receives transport events; nil discards.
+	Logger *slog.Logger
+}
+
+// HTTPHandler serves Streamable HTTP on one endpoint (mount it at /mcp):
+// POST carries one JSON-RPC message; a legacy session (opened by a POSTed
+// initialize) also has a GET event stream and ends with DELETE.
+type HTTPHandler struct {
+	srv  *mcp.Server
+	opts HTTPOptions
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+// httpSession is a legacy session reachable through Mcp-Session-Id.
+type httpSession struct {
+	s        *mcp.Session
+	done     chan struct{} // closed when the session ends
+	lastUsed time.Time
+}
+
+// NewHTTPHandler returns a handler serving srv.
+func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
+	if len(opts.AllowedHosts) == 0 {
+		opts.AllowedHosts = DefaultAllowedHosts
+	}
+	if len(opts.AllowedOrigins) == 0 {
+		opts.AllowedOrigins = DefaultAllowedHosts
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger), sessions: map[string]*httpSession{}}
+}
+
+// Close ends every legacy session and its GET stream. Later legacy
+// requests get 404; modern requests are still served.
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, hs := range h.sessions {
+		h.endLocked(id, hs)
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !hostAllowed(r.Host, h.opts.AllowedHosts) {
+		h.log.Warn("transport: refused Host", "host", r.Host)
+		writeError(w, http.StatusForbidden, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Forbidden: Host not allowed."})
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, h.opts.AllowedOrigins) {
+		h.log.Warn("transport: refused Origin", "origin", origin)
+		writeError(w, http.StatusForbidden, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Forbidden: Origin not allowed."})
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed."})
+	}
+}
+
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json."})
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, &mcp.Error{
+				Code:    mcp.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid Request: body larger than %d bytes.", h.opts.MaxBodyBytes),
+			})
+			return
+		}
+		h.log.Debug("transport: read body", "err", err)
+		writeError(w, http.StatusBadRequest, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: unreadable body."})
+		return
+	}
+	m, derr := mcp.Decode(body)
+	if derr != nil {
+		writeError(w, http.StatusBadRequest, mcp.IDOf(m), derr)
+		return
+	}
+	if m.IsResponse {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	req := mcp.Request{Principal: h.opts.Principal}
+	var newSession *httpSession
+	switch {
+	case m.Modern():
+		// Stateless: Mcp-Session-Id is ignored, never minted or echoed.
+		if herr := checkHeaders(r.Header, m); herr != nil {
+			writeError(w, http.StatusBadRequest, m.ID, herr)
+			return
+		}
+	case m.Method == "initialize":
+		id, err := newSessionID()
+		if err != nil {
+			h.log.Error("transport: mint session id", "err", err)
+			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
+			return
+		}
+		newSession = &httpSession{s: mcp.NewSession(id), done: make(chan struct{})}
+		req.Session = newSession.s
+	case r.Header.Get(HeaderSessionID) != "":
+		hs := h.session(r.Header.Get(HeaderSessionID))
+		if hs == nil {
+			writeError(w, http.StatusNotFound, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+			return
+		}
+		if v := r.Header.Get(HeaderProtocolVersion); v != "" && v != hs.s.Version() {
+			writeError(w, http.StatusBadRequest, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: MCP-Protocol-Version differs from the session's version."})
+			return
+		}
+		req.Session = hs.s
+	}
+
+	if m.IsNotification() {
+		h.srv.Serve(r.Context(), req, m)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+
+	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
+	req.Notify = out.notify
+	reply := h.srv.Serve(r.Context(), req, m)
+	if reply.Msg == nil {
+		return // cancelled: the client is gone, send nothing
+	}
+	if newSession != nil && reply.Err == nil {
+		h.addSession(newSession)
+		w.Header().Set(HeaderSessionID, newSession.s.ID())
+	}
+	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
+}
+
+// statusFor maps an error to the HTTP status of its response.
+func statusFor(e *mcp.Error, modern bool) int {
+	switch {
+	case e == nil:
+		return http.StatusOK
+	case e.Envelope:
+		return http.StatusBadRequest
+	}
+	switch e.Code {
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingClientCapability, mcp.CodeUnsupportedVersion:
+		return http.StatusBadRequest
+	case mcp.CodeMethodNotFound:
+		if modern {
+			return http.StatusNotFound
+		}
+	}
+	return http.StatusOK
+}
+
+// wantsSSEOnly reports whether an Accept header admits text/event-stream
+// but not JSON; such a client gets its response as an event stream.
+func wantsSSEOnly(accept string) bool {
+	sse, js := false, false
+	for part := range strings.SplitSeq(accept, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "text/event-stream":
+			sse = true
+		case "application/json", "application/*", "*/*":
+			js = true
+		}
+	}
+	return sse && !js
+}
+
+// responder writes one request's response: JSON, or an event stream once
+// a notification precedes the response (or the client accepts only SSE).
+type responder struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	sse     bool
+	started bool // SSE headers sent
+}
+
+func (o *responder) startSSE() {
+	if o.started {
+		return
+	}
+	o.started, o.sse = true, true
+	hd := o.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	o.w.WriteHeader(http.StatusOK)
+}
+
+func (o *responder) event(msg []byte) error {
+	buf := make([]byte, 0, len(msg)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	buf = append(buf, "\n\n"...)
+	if _, err := o.w.Write(buf); err != nil {
+		return fmt.Errorf("transport: write event: %w", err)
+	}
+	if f, ok := o.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+// notify sends a request-scoped notification ahead of the response,
+// switching the response to an event stream.
+func (o *responder) notify(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.startSSE()
+	return o.event(msg)
+}
+
+func (o *responder) respond(status int, msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.sse && (o.started || status == http.StatusOK) {
+		o.startSSE()
+		_ = o.event(msg) // the client may be gone; nothing to do
+		return
+	}
+	writeJSON(o.w, status, msg)
+}
+
+func writeJSON(w http.ResponseWriter, status int, msg []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(msg)
+}
+
+func writeError(w http.ResponseWriter, status int, id []byte, e *mcp.Error) {
+	writeJSON(w, status, mcp.EncodeError(id, e))
+}
+
+// get opens a legacy session's standalone event stream. Modern clients
+// have no GET (405).
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(HeaderSessionID)
+	if id == "" {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
+		return
+	}
+	hs := h.session(id)
+	if hs == nil {
+		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+		return
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Not acceptable: the stream is text/event-stream."})
+		return
+	}
+	o := &responder{w: w}
+	o.startSSE()
+	if err := o.comment("stream open"); err != nil {
+		return
+	}
+	t := time.NewTicker(h.opts.KeepAlive)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-hs.done:
+			return
+		case <-t.C:
+			if err := o.comment("keepalive"); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (o *responder) comment(text string) error {
+	if _, err := io.WriteString(o.w, ": "+text+"\n\n"); err != nil {
+		return fmt.Errorf("transport: write comment: %w", err)
+	}
+	if f, ok := o.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+// delete ends a legacy session. Modern clients have no DELETE (405).
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(HeaderSessionID)
+	if id == "" {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
+		return
+	}
+	h.mu.Lock()
+	hs, ok := h.sessions[id]
+	if ok {
+		h.endLocked(id, hs)
+	}
+	h.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *HTTPHandler) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hs := h.sessions[id]
+	if hs != nil {
+		hs.lastUsed = time.Now()
+	}
+	return hs
+}
+
+func (h *HTTPHandler) addSession(hs *httpSession) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for len(h.sessions) >= h.opts.MaxSessions {
+		var oldID string
+		var old *httpSession
+		for id, s := range h.sessions {
+			if old == nil || s.lastUsed.Before(old.lastUsed) {
+				oldID, old = id, s
+			}
+		}
+		h.log.Info("transport: ending least recently used session", "session", oldID)
+		h.endLocked(oldID, old)
+	}
+	hs.lastUsed = time.Now()
+	h.sessions[hs.s.ID()] = hs
+}
+
+func (h *HTTPHandler) endLocked(id string, hs *httpSession) {
+	delete(h.sessions, id)
+	hs.s.Close()
+	close(hs.done)
+}
+
+// newSessionID returns 32 random hex digits (visible ASCII, per spec).
+func newSessionID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("transport: session id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

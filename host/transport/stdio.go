@@ -1,0 +1,220 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/mcp"
+)
+
+// Defaults for StdioOptions.
+const (
+	DefaultMaxMessageBytes = 16 << 20
+	DefaultMaxConcurrent   = 16
+)
+
+// StdioOptions configure ServeStdio.
+type StdioOptions struct {
+	// MaxMessageBytes caps one incoming line (default 16 MiB). A longer
+	// line is answered with -32600 and skipped; serving goes on.
+	MaxMessageBytes int
+	// MaxConcurrent bounds the requests served at once (default 16); the
+	// reader waits for a free slot.
+	MaxConcurrent int
+	// Principal is who the process serves (stdio takes credentials from
+	// its environment); zero means anonymous.
+	Principal abi.Principal
+	// Logger receives transport events; nil discards.
+	Logger *slog.Logger
+}
+
+// ServeStdio serves newline-delimited JSON-RPC messages read from r,
+// writing responses and notifications to w, one per line (spec 2026-07-28
+// basic/transports §stdio). The process is one legacy session if it sees
+// initialize. notifications/cancelled{requestId} cancels that request,
+// which then gets no response.
+//
+// ServeStdio returns nil on EOF once the requests in flight have finished,
+// or ctx's error when ctx is done (after cancelling and waiting for the
+// requests in flight). A read error is returned wrapped.
+func ServeStdio(ctx context.Context, srv *mcp.Server, r io.Reader, w io.Writer, opts StdioOptions) error {
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent
+	}
+	st := &stdio{
+		srv:      srv,
+		opts:     opts,
+		log:      orDiscard(opts.Logger),
+		w:        w,
+		sess:     mcp.NewSession(""),
+		inflight: map[string]*call{},
+		slots:    make(chan struct{}, opts.MaxConcurrent),
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	readErr := make(chan error, 1)
+	go func() { readErr <- st.readLoop(ctx, r) }()
+
+	var err error
+	select {
+	case err = <-readErr:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel() // give up on the requests in flight
+	}
+	st.wg.Wait()
+	return err
+}
+
+type stdio struct {
+	srv  *mcp.Server
+	opts StdioOptions
+	log  *slog.Logger
+	sess *mcp.Session
+
+	wmu  sync.Mutex
+	w    io.Writer
+	werr error
+
+	mu       sync.Mutex
+	inflight map[string]*call // raw request id -> the call serving it
+	slots    chan struct{}
+	wg       sync.WaitGroup
+}
+
+func (st *stdio) readLoop(ctx context.Context, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, tooLarge, err := readLine(br, st.opts.MaxMessageBytes)
+		if tooLarge {
+			st.log.Warn("transport: stdio message over the size limit", "limit", st.opts.MaxMessageBytes)
+			st.write(mcp.EncodeError(nil, &mcp.Error{
+				Code:    mcp.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid Request: message larger than %d bytes.", st.opts.MaxMessageBytes),
+			}))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			st.handle(ctx, line)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("transport: read stdin: %w", err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// readLine reads one '\n'-terminated line without the newline. A line over
+// max bytes is consumed and reported as tooLarge, its bytes dropped.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLarge bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLarge {
+			if len(line)+len(chunk) > max+1 { // +1: the newline
+				tooLarge, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), tooLarge, err
+	}
+}
+
+func (st *stdio) handle(ctx context.Context, line []byte) {
+	// The line's bytes belong to us (readLine copies), so they may outlive
+	// this call.
+	m, derr := mcp.Decode(line)
+	if derr != nil {
+		if mcp.ShouldAnswer(m) {
+			st.write(mcp.EncodeError(mcp.IDOf(m), derr))
+		}
+		return
+	}
+	if id := m.CancelledID(); id != nil {
+		st.mu.Lock()
+		if c, ok := st.inflight[string(id)]; ok {
+			c.cancel()
+		}
+		st.mu.Unlock()
+		return
+	}
+	req := mcp.Request{Session: st.sess, Principal: st.opts.Principal}
+	if m.IsNotification() || m.IsResponse || m.Method == "initialize" {
+		// In order: these change session state later requests rely on.
+		if r := st.srv.Serve(ctx, req, m); r.Msg != nil {
+			st.write(r.Msg)
+		}
+		return
+	}
+	select {
+	case st.slots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	key, c := string(m.ID), &call{cancel: cancel}
+	st.mu.Lock()
+	st.inflight[key] = c
+	st.mu.Unlock()
+	st.wg.Add(1)
+	go func() {
+		defer st.wg.Done()
+		defer func() { <-st.slots }()
+		r := st.srv.Serve(rctx, req, m)
+		st.mu.Lock()
+		if st.inflight[key] == c {
+			delete(st.inflight, key)
+		}
+		st.mu.Unlock()
+		cancelled := rctx.Err() != nil
+		cancel()
+		if r.Msg != nil && !cancelled {
+			st.write(r.Msg)
+		}
+	}()
+}
+
+// write sends one message and its newline under the writer lock. After a
+// write error every later message is dropped.
+func (st *stdio) write(msg []byte) {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	if st.werr != nil {
+		return
+	}
+	buf := make([]byte, 0, len(msg)+1)
+	buf = append(append(buf, msg...), '\n')
+	if _, err := st.w.Write(buf); err != nil {
+		st.werr = err
+		st.log.Error("transport: write stdout", "err", err)
+	}
+}
+
+// call is one request being served.
+type call struct{ cancel context.CancelFunc }
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
