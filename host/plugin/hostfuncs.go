@@ -1,0 +1,234 @@
+package plugin
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// Limits on arguments a guest passes to host functions that are not
+// covered by Limits.
+const (
+	maxKeyBytes     = 1024
+	maxPathBytes    = 4096
+	maxLogBytes     = 8 << 10
+	maxHTTPReqBytes = 1 << 20
+)
+
+func i32s(n int) []ValueType {
+	out := make([]ValueType, n)
+	for i := range out {
+		out[i] = I32
+	}
+	return out
+}
+
+// hostFuncs returns every host function of the ABI. Each is linked into
+// every instance; capability checks happen per call.
+func hostFuncs() []HostFunc {
+	ret := []ValueType{I32}
+	return []HostFunc{
+		{abi.FuncSetResult, Signature{Params: i32s(2)}, hostSetResult},
+		{abi.FuncTake, Signature{Params: i32s(2), Results: ret}, hostTake},
+		{abi.FuncLog, Signature{Params: i32s(3), Results: ret}, hostLog},
+		{abi.FuncNotify, Signature{Params: i32s(3), Results: ret}, hostNotify},
+		{abi.FuncKVGet, Signature{Params: i32s(2), Results: ret}, hostKVGet},
+		{abi.FuncKVSet, Signature{Params: i32s(4), Results: ret}, hostKVSet},
+		{abi.FuncKVDelete, Signature{Params: i32s(2), Results: ret}, hostKVDelete},
+		{abi.FuncFileRead, Signature{Params: i32s(2), Results: ret}, hostFileRead},
+		{abi.FuncFileStat, Signature{Params: i32s(2), Results: ret}, hostFileStat},
+		{abi.FuncFileList, Signature{Params: i32s(2), Results: ret}, hostFileList},
+		{abi.FuncFileRoots, Signature{Results: ret}, hostFileRoots},
+		{abi.FuncHTTP, Signature{Params: i32s(2), Results: ret}, hostHTTP},
+		{abi.FuncConfigGet, Signature{Params: i32s(2), Results: ret}, hostConfigGet},
+	}
+}
+
+// mustState returns the state of the running call; a host function called
+// outside any instance of ours traps.
+func mustState(ctx context.Context, fn string) *callState {
+	st := stateFrom(ctx)
+	if st == nil {
+		violate(fn, "no call in progress")
+	}
+	return st
+}
+
+// guestBytes returns a copy of guest memory [ptr, ptr+n); out of bounds
+// traps.
+func guestBytes(fn string, mem Memory, ptr, n uint32) []byte {
+	if n == 0 {
+		return nil
+	}
+	b, ok := mem.Read(ptr, n)
+	if !ok {
+		violate(fn, "range [%#x, +%d) is outside memory of %d bytes", ptr, n, mem.Size())
+	}
+	return append([]byte(nil), b...)
+}
+
+// checkRange traps if [ptr, ptr+n) is outside memory.
+func checkRange(fn string, mem Memory, ptr, n uint32) {
+	if uint64(ptr)+uint64(n) > uint64(mem.Size()) {
+		violate(fn, "range [%#x, +%d) is outside memory of %d bytes", ptr, n, mem.Size())
+	}
+}
+
+func setRet(stack []uint64, v int32) { stack[0] = uint64(uint32(v)) }
+
+// setOutput makes out the pending output and returns its length.
+func (st *callState) setOutput(stack []uint64, out []byte) {
+	st.pending, st.hasPending = out, true
+	setRet(stack, int32(len(out)))
+}
+
+// denied records a refused capability call and returns ErrnoDenied.
+func (st *callState) denied(stack []uint64, capability, reason string) {
+	st.p.obs.Denied(st.p.name, capability, reason)
+	setRet(stack, abi.ErrnoDenied)
+}
+
+func hostSetResult(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncSetResult
+	st := mustState(ctx, fn)
+	ptr, n := uint32(stack[0]), uint32(stack[1])
+	if !st.inCall {
+		violate(fn, "called outside %s", abi.ExportCall)
+	}
+	if st.resultSet {
+		violate(fn, "called twice in one call")
+	}
+	checkRange(fn, mem, ptr, n)
+	if int64(n) > int64(st.p.cfg.Limits.MaxResponseBytes) {
+		st.oversize = int(n)
+		violate(fn, "response of %d bytes is over the limit of %d", n, st.p.cfg.Limits.MaxResponseBytes)
+	}
+	st.result = guestBytes(fn, mem, ptr, n)
+	if st.result == nil {
+		st.result = []byte{}
+	}
+	st.resultSet = true
+}
+
+func hostTake(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncTake
+	st := mustState(ctx, fn)
+	ptr, n := uint32(stack[0]), uint32(stack[1])
+	checkRange(fn, mem, ptr, n)
+	if !st.hasPending {
+		setRet(stack, abi.ErrnoNotFound)
+		return
+	}
+	if int(n) < len(st.pending) {
+		setRet(stack, abi.ErrnoTooLarge)
+		return
+	}
+	if len(st.pending) > 0 && !mem.Write(ptr, st.pending) {
+		violate(fn, "range [%#x, +%d) is outside memory", ptr, len(st.pending))
+	}
+	setRet(stack, int32(len(st.pending)))
+	st.pending, st.hasPending = nil, false
+}
+
+func hostLog(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncLog
+	st := mustState(ctx, fn)
+	level, ptr, n := int32(uint32(stack[0])), uint32(stack[1]), uint32(stack[2])
+	checkRange(fn, mem, ptr, n)
+	c := st.caps
+	if c == nil || c.log == nil {
+		st.denied(stack, abi.CapLog, "not granted")
+		return
+	}
+	if !c.log.allow() {
+		c.logDropped.Add(1)
+		st.p.obs.Denied(st.p.name, abi.CapLog, "rate limited")
+		setRet(stack, abi.ErrnoRateLimited)
+		return
+	}
+	msg := guestBytes(fn, mem, ptr, min(n, maxLogBytes))
+	var lvl slog.Level
+	switch level {
+	case abi.LogDebug:
+		lvl = slog.LevelDebug
+	case abi.LogInfo:
+		lvl = slog.LevelInfo
+	case abi.LogWarn:
+		lvl = slog.LevelWarn
+	case abi.LogError:
+		lvl = slog.LevelError
+	default:
+		setRet(stack, abi.ErrnoInvalid)
+		return
+	}
+	st.p.log.Log(ctx, lvl, string(msg), "source", "guest", "truncated", n > maxLogBytes)
+	setRet(stack, 0)
+}
+
+func hostNotify(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncNotify
+	st := mustState(ctx, fn)
+	kind, ptr, n := int32(uint32(stack[0])), uint32(stack[1]), uint32(stack[2])
+	checkRange(fn, mem, ptr, n)
+	c := st.caps
+	if c == nil || !c.notify {
+		st.denied(stack, abi.CapNotify, "not granted")
+		return
+	}
+	if n > maxPathBytes {
+		setRet(stack, abi.ErrnoTooLarge)
+		return
+	}
+	uri := string(guestBytes(fn, mem, ptr, n))
+	switch kind {
+	case abi.NotifyResourceUpdated:
+		if !st.p.ownsURI(uri) {
+			st.denied(stack, abi.CapNotify, "uri outside the plugin's schemes")
+			return
+		}
+	case abi.NotifyResourcesListChanged, abi.NotifyPromptsListChanged, abi.NotifyToolsListChanged:
+		if uri != "" {
+			setRet(stack, abi.ErrnoInvalid)
+			return
+		}
+	default:
+		setRet(stack, abi.ErrnoInvalid)
+		return
+	}
+	if !c.notifyRate.allow() {
+		c.notifyDropped.Add(1)
+		st.p.obs.Denied(st.p.name, abi.CapNotify, "rate limited")
+		setRet(stack, abi.ErrnoRateLimited)
+		return
+	}
+	if !st.p.rt.enqueue(notification{plugin: st.p.name, kind: kind, uri: uri}) {
+		c.notifyDropped.Add(1)
+		st.p.obs.Denied(st.p.name, abi.CapNotify, "queue full")
+		setRet(stack, abi.ErrnoRateLimited)
+		return
+	}
+	setRet(stack, 0)
+}
+
+func hostConfigGet(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncConfigGet
+	st := mustState(ctx, fn)
+	ptr, n := uint32(stack[0]), uint32(stack[1])
+	checkRange(fn, mem, ptr, n)
+	c := st.caps
+	if c == nil || c.config == nil {
+		st.denied(stack, abi.CapConfig, "not granted")
+		return
+	}
+	if n > maxKeyBytes {
+		setRet(stack, abi.ErrnoTooLarge)
+		return
+	}
+	v, ok := c.config[string(guestBytes(fn, mem, ptr, n))]
+	if !ok {
+		setRet(stack, abi.ErrnoNotFound)
+		return
+	}
+	st.setOutput(stack, []byte(v))
+}

@@ -1,0 +1,239 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// fetcher performs the http capability's requests: only to granted hosts,
+// every redirect re-checked, and (unless allowPrivate) never to a
+// non-public address, whatever DNS answers.
+type fetcher struct {
+	hosts        []string
+	allowPrivate bool
+	maxBytes     int64
+	client       *http.Client
+	transport    *http.Transport
+	// checkAddr vets every address dialled; tests replace it.
+	checkAddr func(netip.AddrPort) error
+}
+
+// deniedError is a fetch refused by policy.
+type deniedError struct{ reason string }
+
+func (e *deniedError) Error() string { return "denied: " + e.reason }
+
+func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
+	f := &fetcher{allowPrivate: allowPrivate, maxBytes: l.HTTPMaxBytes}
+	for _, h := range hosts {
+		f.hosts = append(f.hosts, strings.ToLower(strings.TrimSpace(h)))
+	}
+	f.checkAddr = f.defaultCheckAddr
+	dialer := &net.Dialer{
+		Timeout: l.HTTPTimeout,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return &deniedError{reason: "unparsable address " + address}
+			}
+			return f.checkAddr(ap)
+		},
+	}
+	f.transport = &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   l.HTTPTimeout,
+		ResponseHeaderTimeout: l.HTTPTimeout,
+		MaxIdleConns:          4,
+		IdleConnTimeout:       30 * time.Second,
+	}
+	maxRedirects := l.HTTPMaxRedirects
+	f.client = &http.Client{
+		Transport: f.transport,
+		Timeout:   l.HTTPTimeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return fmt.Errorf("more than %d redirects", maxRedirects)
+			}
+			return f.checkURL(req.URL)
+		},
+	}
+	return f
+}
+
+func (f *fetcher) close() { f.transport.CloseIdleConnections() }
+
+// defaultCheckAddr refuses non-public addresses unless allowPrivate.
+func (f *fetcher) defaultCheckAddr(ap netip.AddrPort) error {
+	if f.allowPrivate || publicAddr(ap.Addr()) {
+		return nil
+	}
+	return &deniedError{reason: "address " + ap.Addr().String() + " is not public"}
+}
+
+var nonPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this" network
+	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+}
+
+// publicAddr reports whether a is a globally routable unicast address.
+func publicAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
+		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() ||
+		a.IsUnspecified() || !a.IsGlobalUnicast() {
+		return false
+	}
+	for _, p := range nonPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkURL refuses URLs that are not http(s) to a granted host.
+func (f *fetcher) checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &deniedError{reason: "scheme " + u.Scheme}
+	}
+	if u.User != nil {
+		return &deniedError{reason: "credentials in URL"}
+	}
+	host := strings.ToLower(u.Hostname())
+	hostport := host
+	if port := u.Port(); port != "" {
+		hostport = net.JoinHostPort(host, port)
+	}
+	for _, g := range f.hosts {
+		switch {
+		case g == host, g == hostport:
+			return nil
+		case strings.HasPrefix(g, "*.") && strings.HasSuffix(host, g[1:]):
+			return nil
+		}
+	}
+	return &deniedError{reason: "host " + host + " not granted"}
+}
+
+// errnoError carries an errno out of fetch.
+type errnoError struct {
+	errno int32
+	err   error
+}
+
+func (e *errnoError) Error() string { return abi.ErrnoString(e.errno) + ": " + e.err.Error() }
+
+func (f *fetcher) fetch(ctx context.Context, raw []byte) ([]byte, error) {
+	var req abi.HTTPRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, &errnoError{abi.ErrnoInvalid, err}
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	if method != http.MethodGet && method != http.MethodPost {
+		return nil, &errnoError{abi.ErrnoInvalid, fmt.Errorf("method %q", req.Method)}
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil || !u.IsAbs() {
+		return nil, &errnoError{abi.ErrnoInvalid, fmt.Errorf("url %q", req.URL)}
+	}
+	if err := f.checkURL(u); err != nil {
+		return nil, err
+	}
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader(string(req.Body))
+	}
+	hr, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, &errnoError{abi.ErrnoInvalid, err}
+	}
+	for k, v := range req.Headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Host", "Content-Length", "Transfer-Encoding", "Connection", "Proxy-Authorization":
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	resp, err := f.client.Do(hr)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > f.maxBytes {
+		return nil, &errnoError{abi.ErrnoTooLarge, fmt.Errorf("response over %d bytes", f.maxBytes)}
+	}
+	out := abi.HTTPResponse{Status: resp.StatusCode, Body: b}
+	if len(resp.Header) > 0 {
+		out.Headers = make(map[string]string, len(resp.Header))
+		for k, v := range resp.Header {
+			out.Headers[k] = strings.Join(v, ", ")
+		}
+	}
+	return json.Marshal(out)
+}
+
+func hostHTTP(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncHTTP
+	st := mustState(ctx, fn)
+	ptr, n := uint32(stack[0]), uint32(stack[1])
+	checkRange(fn, mem, ptr, n)
+	c := st.caps
+	if c == nil || c.http == nil {
+		st.denied(stack, abi.CapHTTP, "not granted")
+		return
+	}
+	if n > maxHTTPReqBytes {
+		setRet(stack, abi.ErrnoTooLarge)
+		return
+	}
+	out, err := c.http.fetch(ctx, guestBytes(fn, mem, ptr, n))
+	if err == nil {
+		st.setOutput(stack, out)
+		return
+	}
+	var de *deniedError
+	var ee *errnoError
+	var ne net.Error
+	switch {
+	case errors.As(err, &de):
+		st.denied(stack, abi.CapHTTP, de.reason)
+	case errors.As(err, &ee):
+		setRet(stack, ee.errno)
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		setRet(stack, abi.ErrnoTimeout)
+	default:
+		st.p.log.Debug("http fetch failed", "err", err)
+		setRet(stack, abi.ErrnoIO)
+	}
+}

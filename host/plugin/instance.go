@@ -1,0 +1,216 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// stateKey carries the *callState of the running guest call to host
+// functions through the context.
+type stateKey struct{}
+
+// callState is what host functions know about the guest call they serve.
+// One instance runs one call at a time, so it needs no lock.
+type callState struct {
+	p    *Plugin
+	caps *capSet // nil: no capabilities (during _initialize and describe)
+
+	inCall    bool
+	result    []byte
+	resultSet bool
+	oversize  int // the length set_result was given when over the limit
+
+	pending    []byte
+	hasPending bool
+}
+
+func stateFrom(ctx context.Context) *callState {
+	st, _ := ctx.Value(stateKey{}).(*callState)
+	return st
+}
+
+// instance is one guest instance with the host-side state of its calls.
+type instance struct {
+	inst   Instance
+	callFn Function
+	bufFn  Function
+	mem    Memory
+	stderr *tailBuffer
+	state  callState
+	stack  [2]uint64
+
+	bufPtr, bufCap uint32
+	calls          int
+}
+
+// newInstance instantiates the plugin's module and runs _initialize. No
+// capability is usable during _initialize.
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+	in := &instance{stderr: newTailBuffer(p.cfg.Limits.StderrBytes)}
+	in.state.p = p
+	ictx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)
+	defer cancel()
+	ictx = context.WithValue(ictx, stateKey{}, &in.state)
+	inst, err := p.cm.Instantiate(ictx, InstanceConfig{
+		StartFunctions: []string{abi.ExportInitialize},
+		Stderr:         in.stderr,
+	})
+	if err != nil {
+		if tail := in.stderr.String(); tail != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, tail)
+		}
+		return nil, err
+	}
+	in.inst = inst
+	in.callFn = inst.Function(abi.ExportCall)
+	in.bufFn = inst.Function(abi.ExportBuffer)
+	in.mem = inst.Memory()
+	if in.callFn == nil || in.bufFn == nil || in.mem == nil {
+		_ = inst.Close(ctx)
+		return nil, errors.New("instance lacks the ABI exports")
+	}
+	p.obs.Instance(p.name, true, "")
+	return in, nil
+}
+
+func (in *instance) close(ctx context.Context) {
+	_ = in.inst.Close(ctx)
+}
+
+// marker calls corral_abi_v1 and returns the guest's ABI minor.
+func (in *instance) marker(ctx context.Context) (uint32, error) {
+	fn := in.inst.Function(abi.ExportMarker)
+	if fn == nil {
+		return 0, errors.New("missing export " + abi.ExportMarker)
+	}
+	var stack [1]uint64
+	cctx, cancel := context.WithTimeout(ctx, in.state.p.cfg.Limits.Timeout)
+	defer cancel()
+	cctx = context.WithValue(cctx, stateKey{}, &in.state)
+	if err := fn.Call(cctx, stack[:]); err != nil {
+		return 0, err
+	}
+	return uint32(stack[0]), nil
+}
+
+// call runs one operation. It returns the response payload, the class of
+// the outcome and, for anything but ClassOK, an error. A *abi.Error is
+// returned for ClassGuestError. caps nil runs without capabilities.
+func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSet) ([]byte, ErrorClass, error) {
+	p := in.state.p
+	st := &in.state
+	st.caps = caps
+	st.result, st.resultSet, st.oversize = nil, false, 0
+	st.pending, st.hasPending = nil, false
+	in.calls++
+
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)
+	defer cancel()
+	cctx = context.WithValue(cctx, stateKey{}, st)
+	st.inCall = true
+	defer func() {
+		st.inCall = false
+		st.pending, st.hasPending = nil, false
+		st.result = nil
+	}()
+
+	n := uint32(len(req))
+	if n > in.bufCap {
+		size := max(n, 1024)
+		in.stack[0] = uint64(size)
+		if err := in.bufFn.Call(cctx, in.stack[:]); err != nil {
+			return nil, in.classify(ctx, cctx, err), fmt.Errorf("%s: %w", abi.ExportBuffer, err)
+		}
+		ptr := uint32(in.stack[0])
+		if ptr == 0 {
+			return nil, ClassBadOutput, fmt.Errorf("%s(%d) returned 0", abi.ExportBuffer, size)
+		}
+		if uint64(ptr)+uint64(size) > uint64(in.mem.Size()) {
+			return nil, ClassBadOutput, fmt.Errorf("%s(%d) returned %#x, beyond memory", abi.ExportBuffer, size, ptr)
+		}
+		in.bufPtr, in.bufCap = ptr, size
+	}
+	if n > 0 && !in.mem.Write(in.bufPtr, req) {
+		return nil, ClassBadOutput, errors.New("request buffer is beyond memory")
+	}
+
+	in.stack[0], in.stack[1] = uint64(op), uint64(n)
+	if err := in.callFn.Call(cctx, in.stack[:]); err != nil {
+		if st.oversize > 0 {
+			return nil, ClassOversize, fmt.Errorf("response of %d bytes is over the limit of %d", st.oversize, p.cfg.Limits.MaxResponseBytes)
+		}
+		return nil, in.classify(ctx, cctx, err), err
+	}
+	if !st.resultSet {
+		return nil, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
+	}
+	out := st.result
+	switch status := abi.Status(int32(uint32(in.stack[0]))); status {
+	case abi.StatusOK:
+		if !json.Valid(out) {
+			return nil, ClassBadOutput, errors.New("response is not valid JSON")
+		}
+		return out, ClassOK, nil
+	case abi.StatusError:
+		var e abi.Error
+		if err := json.Unmarshal(out, &e); err != nil || e.Code == "" {
+			return nil, ClassBadOutput, errors.New("error response is not a well-formed error object")
+		}
+		return nil, ClassGuestError, &e
+	default:
+		return nil, ClassBadOutput, fmt.Errorf("%s returned unknown status %d", abi.ExportCall, int32(status))
+	}
+}
+
+// classify names the failure of a wasm call: a deadline, the caller giving
+// up, or a trap.
+func (in *instance) classify(parent, cctx context.Context, err error) ErrorClass {
+	if cctx.Err() != nil {
+		if parent.Err() != nil {
+			return ClassCanceled
+		}
+		return ClassTimeout
+	}
+	return ClassTrap
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func newTailBuffer(n int) *tailBuffer { return &tailBuffer{max: n} }
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(b)
+	if len(b) >= t.max {
+		t.buf = append(t.buf[:0], b[len(b)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(b) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func (t *tailBuffer) Reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
+}

@@ -1,0 +1,294 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// Store is a plugin's key-value store. Implementations enforce their
+// quota and are safe for concurrent use.
+type Store interface {
+	// Get returns the value of key, or ErrNotFound.
+	Get(key string) ([]byte, error)
+	// Set stores value under key, or returns ErrQuota when the store
+	// would exceed its quota.
+	Set(key string, value []byte) error
+	// Delete removes key; deleting a missing key is not an error.
+	Delete(key string) error
+	// Close flushes and releases the store.
+	Close() error
+}
+
+// Errors of a Store.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrQuota    = errors.New("quota exceeded")
+)
+
+// MemoryStore is a Store in memory, optionally persisted to a file after
+// every change.
+type MemoryStore struct {
+	mu    sync.Mutex
+	quota int64
+	used  int64
+	data  map[string][]byte
+	path  string // "" = memory only
+}
+
+// NewMemoryStore returns an empty in-memory store holding at most quota
+// bytes of keys and values.
+func NewMemoryStore(quota int64) *MemoryStore {
+	return &MemoryStore{quota: quota, data: make(map[string][]byte)}
+}
+
+// OpenFileStore opens (or creates) a store persisted as a JSON file at
+// path, written atomically (temporary file and rename) on every change.
+func OpenFileStore(path string, quota int64) (*MemoryStore, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("kv: %w", err)
+	}
+	s := NewMemoryStore(quota)
+	s.path = path
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return s, nil
+	case err != nil:
+		return nil, fmt.Errorf("kv: %w", err)
+	}
+	if err := json.Unmarshal(b, &s.data); err != nil {
+		return nil, fmt.Errorf("kv: %s: %w", path, err)
+	}
+	if s.data == nil {
+		s.data = make(map[string][]byte)
+	}
+	for k, v := range s.data {
+		s.used += int64(len(k) + len(v))
+	}
+	return s, nil
+}
+
+// Get implements Store.
+func (s *MemoryStore) Get(key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.data[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return append([]byte(nil), v...), nil
+}
+
+// Set implements Store.
+func (s *MemoryStore) Set(key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used := s.used + int64(len(key)+len(value))
+	if old, ok := s.data[key]; ok {
+		used -= int64(len(key) + len(old))
+	}
+	if used > s.quota {
+		return ErrQuota
+	}
+	prev, had := s.data[key]
+	s.data[key] = append([]byte(nil), value...)
+	if err := s.persist(); err != nil {
+		if had {
+			s.data[key] = prev
+		} else {
+			delete(s.data, key)
+		}
+		return err
+	}
+	s.used = used
+	return nil
+}
+
+// Delete implements Store.
+func (s *MemoryStore) Delete(key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.data[key]
+	if !ok {
+		return nil
+	}
+	delete(s.data, key)
+	if err := s.persist(); err != nil {
+		s.data[key] = old
+		return err
+	}
+	s.used -= int64(len(key) + len(old))
+	return nil
+}
+
+// Close implements Store.
+func (s *MemoryStore) Close() error { return nil }
+
+func (s *MemoryStore) persist() error {
+	if s.path == "" {
+		return nil
+	}
+	b, err := json.Marshal(s.data)
+	if err != nil {
+		return fmt.Errorf("kv: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".kv-*")
+	if err != nil {
+		return fmt.Errorf("kv: %w", err)
+	}
+	_, werr := tmp.Write(b)
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("kv: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("kv: %w", err)
+	}
+	return nil
+}
+
+// sharedStore is a Store opened once per plugin name and shared by every
+// loaded version of that plugin (an old one draining while a new one
+// serves), so they never overwrite each other's file.
+type sharedStore struct {
+	Store
+	name string
+	refs int
+}
+
+func (r *Runtime) openStore(plugin string, quota int64) (*sharedStore, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.stores[plugin]; ok {
+		s.refs++
+		return s, nil
+	}
+	var (
+		st  Store
+		err error
+	)
+	switch {
+	case r.cfg.OpenStore != nil:
+		st, err = r.cfg.OpenStore(plugin, quota)
+	case r.cfg.DataDir != "":
+		st, err = OpenFileStore(filepath.Join(r.cfg.DataDir, plugin, "kv.json"), quota)
+	default:
+		st = NewMemoryStore(quota)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", plugin, err)
+	}
+	s := &sharedStore{Store: st, name: plugin, refs: 1}
+	r.stores[plugin] = s
+	return s, nil
+}
+
+func (r *Runtime) releaseStore(s *sharedStore) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.refs--
+	if s.refs > 0 {
+		return nil
+	}
+	delete(r.stores, s.name)
+	return s.Close()
+}
+
+func kvCaps(st *callState, stack []uint64) *capSet {
+	c := st.caps
+	if c == nil || c.kv == nil {
+		st.denied(stack, abi.CapKV, "not granted")
+		return nil
+	}
+	return c
+}
+
+func hostKVGet(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncKVGet
+	st := mustState(ctx, fn)
+	kp, kn := uint32(stack[0]), uint32(stack[1])
+	checkRange(fn, mem, kp, kn)
+	c := kvCaps(st, stack)
+	if c == nil {
+		return
+	}
+	if kn == 0 || kn > maxKeyBytes {
+		setRet(stack, abi.ErrnoInvalid)
+		return
+	}
+	v, err := c.kv.Get(string(guestBytes(fn, mem, kp, kn)))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		setRet(stack, abi.ErrnoNotFound)
+	case err != nil:
+		st.p.log.Warn("kv get failed", "err", err)
+		setRet(stack, abi.ErrnoIO)
+	default:
+		st.setOutput(stack, v)
+	}
+}
+
+func hostKVSet(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncKVSet
+	st := mustState(ctx, fn)
+	kp, kn, vp, vn := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
+	checkRange(fn, mem, kp, kn)
+	checkRange(fn, mem, vp, vn)
+	c := kvCaps(st, stack)
+	if c == nil {
+		return
+	}
+	if kn == 0 || kn > maxKeyBytes {
+		setRet(stack, abi.ErrnoInvalid)
+		return
+	}
+	if int(vn) > c.kvMax {
+		setRet(stack, abi.ErrnoTooLarge)
+		return
+	}
+	val := guestBytes(fn, mem, vp, vn)
+	if val == nil {
+		val = []byte{}
+	}
+	err := c.kv.Set(string(guestBytes(fn, mem, kp, kn)), val)
+	switch {
+	case errors.Is(err, ErrQuota):
+		setRet(stack, abi.ErrnoQuota)
+	case err != nil:
+		st.p.log.Warn("kv set failed", "err", err)
+		setRet(stack, abi.ErrnoIO)
+	default:
+		setRet(stack, 0)
+	}
+}
+
+func hostKVDelete(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncKVDelete
+	st := mustState(ctx, fn)
+	kp, kn := uint32(stack[0]), uint32(stack[1])
+	checkRange(fn, mem, kp, kn)
+	c := kvCaps(st, stack)
+	if c == nil {
+		return
+	}
+	if kn == 0 || kn > maxKeyBytes {
+		setRet(stack, abi.ErrnoInvalid)
+		return
+	}
+	if err := c.kv.Delete(string(guestBytes(fn, mem, kp, kn))); err != nil {
+		st.p.log.Warn("kv delete failed", "err", err)
+		setRet(stack, abi.ErrnoIO)
+		return
+	}
+	setRet(stack, 0)
+}

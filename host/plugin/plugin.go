@@ -1,0 +1,307 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// describeRequest is the payload of abi.OpDescribe.
+var describeRequest = []byte("{}")
+
+// Plugin is a loaded plugin: its manifest, its capabilities and a bounded
+// pool of instances. It implements catalog.Provider and is safe for
+// concurrent use.
+type Plugin struct {
+	rt       *Runtime
+	mod      *Module
+	cm       CompiledModule
+	cfg      Config
+	name     string
+	manifest *abi.Manifest
+	caps     *capSet
+	log      *slog.Logger
+	obs      Observer
+
+	slots   chan *slot
+	done    chan struct{}
+	closed  atomic.Bool
+	closing sync.Once
+	bg      sync.WaitGroup
+
+	qmu         sync.Mutex
+	failures    int
+	quarantined bool
+	until       time.Time
+	backoff     time.Duration
+}
+
+// slot is one place in the pool; inst is nil when the instance has to be
+// (re)created.
+type slot struct {
+	inst *instance
+}
+
+// Load checks a compiled module against the ABI, instantiates it once,
+// asks it to describe itself with no capabilities, validates the manifest,
+// links the granted capabilities and starts the instance pool.
+func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	src := cfg.Source
+	if src == "" {
+		src = "sha256:" + m.digest[:12]
+	}
+	fail := func(format string, args ...any) error {
+		return &Error{Plugin: src, Class: ClassInstantiate, Err: fmt.Errorf(format, args...)}
+	}
+	cm, err := m.compiledFor(ctx, cfg.Limits.MemoryPages)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	if err := checkABI(cm, r.funcs); err != nil {
+		return nil, fail("%w", err)
+	}
+	p := &Plugin{
+		rt:    r,
+		mod:   m,
+		cm:    cm,
+		cfg:   cfg,
+		name:  src,
+		log:   r.log.With("plugin", src),
+		obs:   r.obs,
+		slots: make(chan *slot, cfg.PoolSize),
+		done:  make(chan struct{}),
+	}
+	in, err := p.newInstance(ctx)
+	if err != nil {
+		return nil, fail("instantiate: %w", err)
+	}
+	minor, err := in.marker(ctx)
+	if err != nil {
+		in.close(ctx)
+		return nil, fail("%s: %w", abi.ExportMarker, err)
+	}
+	if minor > abi.Minor {
+		p.log.Info("plugin built for a newer ABI minor", "guest_minor", minor, "host_minor", abi.Minor)
+	}
+	out, class, err := in.call(ctx, abi.OpDescribe, describeRequest, nil)
+	if err != nil {
+		in.close(ctx)
+		if stderr := in.stderr.String(); stderr != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, stderr)
+		}
+		return nil, fail("describe: %s: %w", class, err)
+	}
+	man, unknown, err := parseManifest(out)
+	if err != nil {
+		in.close(ctx)
+		return nil, fail("describe: %w", err)
+	}
+	if len(unknown) > 0 {
+		p.log.Warn("plugin requests unknown capabilities; ignored", "capabilities", unknown)
+	}
+	p.manifest = man
+	p.name = man.Name
+	p.log = r.log.With("plugin", man.Name)
+	caps, err := r.newCapSet(p)
+	if err != nil {
+		in.close(ctx)
+		return nil, &Error{Plugin: man.Name, Class: ClassInstantiate, Err: err}
+	}
+	p.caps = caps
+	p.slots <- &slot{inst: in}
+	for i := 1; i < cfg.PoolSize; i++ {
+		p.bg.Add(1)
+		go p.refill(&slot{})
+	}
+	return p, nil
+}
+
+// Name is the plugin's name from its manifest.
+func (p *Plugin) Name() string { return p.name }
+
+// Manifest returns the validated manifest. Callers must not modify it.
+func (p *Plugin) Manifest() *abi.Manifest { return p.manifest }
+
+// Digest is the sha256 (hex) of the plugin file.
+func (p *Plugin) Digest() string { return p.mod.digest }
+
+// Source is the file name given in Config.Source.
+func (p *Plugin) Source() string { return p.cfg.Source }
+
+// Granted returns the capabilities both requested and granted.
+func (p *Plugin) Granted() []string { return p.caps.names() }
+
+// Quarantined reports whether the plugin is refusing calls, and until when.
+func (p *Plugin) Quarantined() (bool, time.Time) {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.quarantined && time.Now().Before(p.until) {
+		return true, p.until
+	}
+	return false, time.Time{}
+}
+
+// refill creates the instance of an empty slot off the request path and
+// returns the slot to the pool, empty if creation failed (a caller then
+// retries inline).
+func (p *Plugin) refill(s *slot) {
+	defer p.bg.Done()
+	if !p.closed.Load() {
+		in, err := p.newInstance(context.Background())
+		if err != nil {
+			p.log.Warn("plugin instance creation failed", "err", err)
+		} else {
+			s.inst = in
+		}
+	}
+	p.slots <- s
+}
+
+// Call runs one operation on a pooled instance. It returns the response
+// payload; *abi.Error when the guest declared a failure; *Error (naming
+// the plugin) for every host-level failure.
+func (p *Plugin) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+	start := time.Now()
+	out, class, err := p.call(ctx, op, req)
+	p.obs.Call(p.name, op.String(), time.Since(start), class)
+	p.record(class)
+	if err != nil && class != ClassGuestError {
+		err = &Error{Plugin: p.name, Op: op, Class: class, Err: err}
+	}
+	return out, err
+}
+
+func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, ErrorClass, error) {
+	if p.closed.Load() {
+		return nil, ClassClosed, ErrClosed
+	}
+	if q, until := p.Quarantined(); q {
+		return nil, ClassQuarantined, fmt.Errorf("%w, until %s", ErrQuarantined, until.Format(time.RFC3339))
+	}
+	if len(req) > p.cfg.Limits.MaxRequestBytes {
+		return nil, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(req), p.cfg.Limits.MaxRequestBytes)
+	}
+	var s *slot
+	select {
+	case s = <-p.slots:
+	case <-p.done:
+		return nil, ClassClosed, ErrClosed
+	case <-ctx.Done():
+		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: %w", ctx.Err())
+	}
+	if p.closed.Load() {
+		p.slots <- s
+		return nil, ClassClosed, ErrClosed
+	}
+	if s.inst == nil {
+		in, err := p.newInstance(ctx)
+		if err != nil {
+			p.slots <- s
+			if ctx.Err() != nil {
+				return nil, ClassCanceled, err
+			}
+			return nil, ClassInstantiate, fmt.Errorf("instantiate: %w", err)
+		}
+		s.inst = in
+	}
+	in := s.inst
+	out, class, err := in.call(ctx, op, req, p.caps)
+	switch class {
+	case ClassOK, ClassGuestError:
+		if in.calls >= p.cfg.Limits.MaxCallsPerInstance {
+			p.discard(s, "recycle")
+		} else {
+			p.slots <- s
+		}
+	default:
+		if tail := in.stderr.String(); tail != "" {
+			p.log.Warn("plugin instance failed", "op", op.String(), "class", string(class), "err", err, "stderr", tail)
+		} else {
+			p.log.Warn("plugin instance failed", "op", op.String(), "class", string(class), "err", err)
+		}
+		p.discard(s, string(class))
+	}
+	return out, class, err
+}
+
+// discard closes a slot's instance, which is never reused, and replaces it
+// in the background.
+func (p *Plugin) discard(s *slot, reason string) {
+	s.inst.close(context.Background())
+	s.inst = nil
+	p.obs.Instance(p.name, false, reason)
+	p.bg.Add(1)
+	go p.refill(s)
+}
+
+// record updates the failure count and the quarantine state.
+func (p *Plugin) record(class ErrorClass) {
+	if class != ClassOK && class != ClassGuestError && !class.Failure() {
+		return
+	}
+	now := time.Now()
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if !class.Failure() {
+		p.failures = 0
+		if p.quarantined {
+			p.quarantined = false
+			p.backoff = 0
+			p.log.Info("plugin left quarantine")
+			p.obs.Quarantine(p.name, false)
+		}
+		return
+	}
+	p.failures++
+	if p.failures < p.cfg.Limits.FailureThreshold || (p.quarantined && now.Before(p.until)) {
+		return
+	}
+	if p.backoff == 0 {
+		p.backoff = p.cfg.Limits.Quarantine
+	} else {
+		p.backoff = min(2*p.backoff, p.cfg.Limits.MaxQuarantine)
+	}
+	p.until = now.Add(p.backoff)
+	p.log.Warn("plugin quarantined", "failures", p.failures, "for", p.backoff.String())
+	if !p.quarantined {
+		p.quarantined = true
+		p.obs.Quarantine(p.name, true)
+	}
+}
+
+// Close stops the plugin: new calls fail, in-flight calls finish (until
+// ctx is done), and every instance is closed.
+func (p *Plugin) Close(ctx context.Context) error {
+	var err error
+	p.closing.Do(func() {
+		p.closed.Store(true)
+		close(p.done)
+		for i := 0; i < p.cfg.PoolSize; i++ {
+			select {
+			case s := <-p.slots:
+				if s.inst != nil {
+					s.inst.close(ctx)
+					p.obs.Instance(p.name, false, "close")
+				}
+			case <-ctx.Done():
+				err = fmt.Errorf("plugin %s: close: %w", p.name, ctx.Err())
+				i = p.cfg.PoolSize
+			}
+		}
+		if err == nil {
+			p.bg.Wait()
+		}
+		err = errors.Join(err, p.caps.close())
+	})
+	return err
+}

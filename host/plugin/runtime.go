@@ -1,0 +1,258 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// Notifier receives the notifications plugins send with the notify host
+// function. kind is one of the abi.Notify* values; uri is set for
+// abi.NotifyResourceUpdated. Notify is called from one runtime goroutine
+// and should not block for long.
+type Notifier interface {
+	Notify(plugin string, kind int32, uri string)
+}
+
+// RuntimeConfig configures a Runtime.
+type RuntimeConfig struct {
+	// CacheDir holds the compilation cache (created 0700). Empty keeps
+	// compiled code in memory only.
+	CacheDir string
+	// DataDir holds per-plugin data: the kv store of plugin p lives under
+	// DataDir/p/. Empty keeps kv stores in memory.
+	DataDir string
+	// Logger receives runtime and plugin logs; nil discards them.
+	Logger *slog.Logger
+	// Notifier receives plugin notifications; nil drops them.
+	Notifier Notifier
+	// Observer receives metrics events; nil records nothing.
+	Observer Observer
+	// OpenStore opens the kv store of a plugin with the given quota. Nil
+	// uses a file store under DataDir (or memory).
+	OpenStore func(plugin string, quota int64) (Store, error)
+	// NotifyQueue is the capacity of the notification queue (default
+	// 1024). When it is full, notifications are dropped and counted.
+	NotifyQueue int
+}
+
+// Runtime compiles and loads plugins. One Runtime serves a process; it is
+// safe for concurrent use.
+type Runtime struct {
+	cfg     RuntimeConfig
+	log     *slog.Logger
+	obs     Observer
+	backend *wazeroBackend
+	funcs   []HostFunc
+
+	mu      sync.Mutex
+	engines map[uint32]Engine
+	stores  map[string]*sharedStore
+	closed  bool
+
+	notifyCh      chan notification
+	notifyDone    chan struct{}
+	notifyDropped atomic.Int64
+}
+
+type notification struct {
+	plugin string
+	kind   int32
+	uri    string
+}
+
+// NewRuntime creates a Runtime.
+func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
+	b, err := newWazeroBackend(cfg.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.NotifyQueue <= 0 {
+		cfg.NotifyQueue = 1024
+	}
+	r := &Runtime{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		obs:        cfg.Observer,
+		backend:    b,
+		engines:    make(map[uint32]Engine),
+		stores:     make(map[string]*sharedStore),
+		notifyCh:   make(chan notification, cfg.NotifyQueue),
+		notifyDone: make(chan struct{}),
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if r.obs == nil {
+		r.obs = nopObserver{}
+	}
+	r.funcs = hostFuncs()
+	go r.deliverNotifications()
+	return r, nil
+}
+
+// DroppedNotifications returns how many notifications were dropped because
+// the queue was full.
+func (r *Runtime) DroppedNotifications() int64 { return r.notifyDropped.Load() }
+
+func (r *Runtime) deliverNotifications() {
+	defer close(r.notifyDone)
+	for n := range r.notifyCh {
+		if r.cfg.Notifier != nil {
+			r.cfg.Notifier.Notify(n.plugin, n.kind, n.uri)
+		}
+	}
+}
+
+// enqueue queues a notification without blocking; it reports false when
+// the queue is full.
+func (r *Runtime) enqueue(n notification) (ok bool) {
+	defer func() {
+		if recover() != nil { // the runtime closed the queue
+			ok = false
+		}
+	}()
+	select {
+	case r.notifyCh <- n:
+		return true
+	default:
+		r.notifyDropped.Add(1)
+		return false
+	}
+}
+
+// engine returns the engine for a memory limit, creating it on first use.
+func (r *Runtime) engine(ctx context.Context, pages uint32) (Engine, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("plugin: runtime closed")
+	}
+	if e, ok := r.engines[pages]; ok {
+		return e, nil
+	}
+	e, err := r.backend.NewEngine(ctx, EngineConfig{
+		MemoryLimitPages: pages,
+		HostModule:       abi.ImportModule,
+		HostFuncs:        r.funcs,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.engines[pages] = e
+	return e, nil
+}
+
+// Close closes every engine (and so every instance and compiled module)
+// and the compilation cache. Close plugins first to flush their stores.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	engines := r.engines
+	r.engines = nil
+	r.mu.Unlock()
+	var errs []error
+	for _, e := range engines {
+		errs = append(errs, e.Close(ctx))
+	}
+	errs = append(errs, r.backend.Close(ctx))
+	close(r.notifyCh)
+	<-r.notifyDone
+	return errors.Join(errs...)
+}
+
+// Module is a compiled plugin file. It can be loaded several times (with
+// different configs); compile it once per file version.
+type Module struct {
+	rt     *Runtime
+	wasm   []byte
+	digest string
+
+	mu       sync.Mutex
+	compiled map[uint32]CompiledModule
+}
+
+// Compile decodes, validates and compiles a plugin file, using and filling
+// the compilation cache.
+func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	sum := sha256.Sum256(wasm)
+	m := &Module{
+		rt:       r,
+		wasm:     wasm,
+		digest:   hex.EncodeToString(sum[:]),
+		compiled: make(map[uint32]CompiledModule),
+	}
+	if _, err := m.compiledFor(ctx, DefaultMemoryPages); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Digest is the sha256 (hex) of the module's bytes.
+func (m *Module) Digest() string { return m.digest }
+
+func (m *Module) compiledFor(ctx context.Context, pages uint32) (CompiledModule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cm, ok := m.compiled[pages]; ok {
+		return cm, nil
+	}
+	e, err := m.rt.engine(ctx, pages)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := e.Compile(ctx, m.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	m.compiled[pages] = cm
+	return cm, nil
+}
+
+// Close releases the compiled code. Close the plugins loaded from the
+// module first.
+func (m *Module) Close(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for k, cm := range m.compiled {
+		errs = append(errs, cm.Close(ctx))
+		delete(m.compiled, k)
+	}
+	return errors.Join(errs...)
+}
+
+// Inspect compiles wasm in a throw-away runtime, checks its ABI and returns
+// its manifest, obtained with no capabilities granted.
+func Inspect(ctx context.Context, wasm []byte) (*abi.Manifest, error) {
+	r, err := NewRuntime(ctx, RuntimeConfig{})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close(ctx)
+	m, err := r.Compile(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("plugin: %w", err)
+	}
+	p, err := r.Load(ctx, m, Config{PoolSize: 1})
+	if err != nil {
+		return nil, err
+	}
+	man := p.Manifest()
+	if err := p.Close(ctx); err != nil {
+		return nil, err
+	}
+	return man, nil
+}
