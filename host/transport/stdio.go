@@ -143,31 +143,45 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 	// The line's bytes belong to us (readLine copies), so they may outlive
 	// this call.
 	m, derr := mcp.Decode(line)
+	if derr == nil {
+		if id := m.CancelledID(); id != nil {
+			st.mu.Lock()
+			if c, ok := st.inflight[string(id)]; ok {
+				c.cancel()
+			}
+			st.mu.Unlock()
+			return
+		}
+	}
+	// Everything else takes a slot, so that with MaxConcurrent 1 messages
+	// are answered in order; initialize takes them all, as it changes the
+	// session every later request relies on.
+	n := 1
+	if derr == nil && m.Method == "initialize" {
+		n = st.opts.MaxConcurrent
+	}
+	for i := 0; i < n; i++ {
+		select {
+		case st.slots <- struct{}{}:
+		case <-ctx.Done():
+			st.release(i)
+			return
+		}
+	}
 	if derr != nil {
 		if mcp.ShouldAnswer(m) {
 			st.write(mcp.EncodeError(mcp.IDOf(m), derr))
 		}
-		return
-	}
-	if id := m.CancelledID(); id != nil {
-		st.mu.Lock()
-		if c, ok := st.inflight[string(id)]; ok {
-			c.cancel()
-		}
-		st.mu.Unlock()
+		st.release(n)
 		return
 	}
 	req := mcp.Request{Session: st.sess, Principal: st.opts.Principal}
-	if m.IsNotification() || m.IsResponse || m.Method == "initialize" {
+	if m.IsNotification() || m.IsResponse || n > 1 {
 		// In order: these change session state later requests rely on.
 		if r := st.srv.Serve(ctx, req, m); r.Msg != nil {
 			st.write(r.Msg)
 		}
-		return
-	}
-	select {
-	case st.slots <- struct{}{}:
-	case <-ctx.Done():
+		st.release(n)
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -178,7 +192,7 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 	st.wg.Add(1)
 	go func() {
 		defer st.wg.Done()
-		defer func() { <-st.slots }()
+		defer st.release(1)
 		r := st.srv.Serve(rctx, req, m)
 		st.mu.Lock()
 		if st.inflight[key] == c {
@@ -191,6 +205,12 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 			st.write(r.Msg)
 		}
 	}()
+}
+
+func (st *stdio) release(n int) {
+	for range n {
+		<-st.slots
+	}
 }
 
 // write sends one message and its newline under the writer lock. After a
