@@ -1,0 +1,60 @@
+package registry
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/config"
+)
+
+// Loader compiles plugin files. The Wasm runtime implements it through a
+// thin adapter; tests use native providers.
+type Loader interface {
+	// Compile compiles a plugin file and reads its manifest, without
+	// granting it anything. path names the file in errors.
+	Compile(ctx context.Context, path string, data []byte) (Module, error)
+}
+
+// Module is a compiled plugin file. One Module may back several Plugins
+// over time, as the operator's settings change.
+type Module interface {
+	// Manifest is the plugin's self-description.
+	Manifest() *abi.Manifest
+	// Instantiate runs the module with the operator's settings.
+	Instantiate(ctx context.Context, settings config.Plugin) (Plugin, error)
+	// Close releases the compiled code. The registry calls it once no
+	// Plugin of the module is in use.
+	Close(ctx context.Context) error
+}
+
+// Plugin is a running plugin: a catalog provider that can be closed.
+type Plugin interface {
+	catalog.Provider
+	Close(ctx context.Context) error
+}
+
+// tracked wraps a Plugin to count calls in flight, so a retired plugin is
+// closed only after they finish, and to name its content for the Set's
+// generation.
+type tracked struct {
+	Plugin
+	digest   string
+	inflight atomic.Int64
+}
+
+// Call implements catalog.Provider.
+func (t *tracked) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+	t.inflight.Add(1)
+	defer t.inflight.Add(-1)
+	return t.Plugin.Call(ctx, op, req)
+}
+
+// Digest implements catalog.Digester: the sha256 of the plugin file.
+func (t *tracked) Digest() string { return t.digest }
+
+var (
+	_ catalog.Provider = (*tracked)(nil)
+	_ catalog.Digester = (*tracked)(nil)
+)

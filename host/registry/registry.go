@@ -1,0 +1,655 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/config"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Dir is the plugin directory; its *.wasm files are served. Files whose
+	// name starts with "." are ignored (editors' and copiers' temporaries).
+	Dir string
+	// Loader compiles plugin files. Required.
+	Loader Loader
+	// Config supplies per-plugin settings (by manifest name); nil gives
+	// every plugin config.DefaultPlugin(). Replace it with UpdateConfig.
+	Config *config.Config
+	// SetOptions are passed to catalog.NewSet for every Set.
+	SetOptions catalog.Options
+	// Debounce is how long a file must stay unchanged before it is loaded,
+	// and how long events are gathered before a scan (default 250ms).
+	Debounce time.Duration
+	// Rescan is the period of the safety-net rescan (default 30s; negative
+	// disables it).
+	Rescan time.Duration
+	// DrainGrace is how long a retired Set stays usable before its plugins
+	// are closed, for requests that loaded it just before the swap
+	// (default 1s). DrainTimeout caps the wait for calls still in flight
+	// after that (default 30s).
+	DrainGrace   time.Duration
+	DrainTimeout time.Duration
+	// Logger receives load and reload outcomes; nil discards them.
+	Logger *slog.Logger
+	// Observer receives reload metrics; nil records nothing.
+	Observer Observer
+	// OnChange is called after every swap, from the registry's goroutine.
+	OnChange func(Event)
+	// Progress, when set, is called as files are compiled during a scan:
+	// done of total files processed.
+	Progress func(done, total int)
+}
+
+// Observer receives the registry's metrics. Implementations must be safe
+// for concurrent use and must not block.
+type Observer interface {
+	// Reload reports one attempt to change the served set: whether every
+	// change was applied, and how long it took.
+	Reload(ok bool, d time.Duration)
+	// Plugins reports how many plugins are serving and how many files are
+	// failing to load.
+	Plugins(serving, failed int)
+}
+
+// Event reports a swap of the served set.
+type Event struct {
+	// Generation is the new Set's id.
+	Generation string
+	// Resources, Prompts and Tools say which lists may have changed
+	// (resources include resource templates).
+	Resources, Prompts, Tools bool
+	// Added, Removed and Replaced name the plugins that changed.
+	Added, Removed, Replaced []string
+}
+
+// Registry keeps a catalog in step with a plugin directory.
+type Registry struct {
+	opts Options
+	log  *slog.Logger
+	cat  *catalog.Catalog
+	cfg  atomic.Pointer[config.Config]
+
+	kick  chan struct{}
+	ready atomic.Bool
+
+	mu       sync.Mutex // serializes scans; guards the fields below
+	files    map[string]*file
+	serving  map[string]*loaded // path → version in the current Set
+	last     reloadStatus
+	scanErrs []error // failures of the scan in progress
+	closed   bool
+	drains   sync.WaitGroup
+}
+
+// file is what the registry knows of one plugin file.
+type file struct {
+	path    string
+	seen    stamp // the stamp last processed (loaded or failed)
+	failure error // why the file at seen is not serving, nil if it is
+	pending bool  // changing; not processed yet
+}
+
+// stamp identifies a version of a file without reading it.
+type stamp struct {
+	size  int64
+	mtime time.Time
+}
+
+// loaded is one version of a plugin: its compiled module and, unless it is
+// disabled, a running instance.
+type loaded struct {
+	path     string
+	digest   string
+	module   Module
+	manifest *abi.Manifest
+	settings config.Plugin
+	plugin   *tracked // nil when disabled
+	since    time.Time
+}
+
+type reloadStatus struct {
+	at  time.Time
+	ok  bool
+	err string
+}
+
+// New returns a Registry serving an empty catalog until Scan or Run loads
+// the directory.
+func New(opts Options) (*Registry, error) {
+	if opts.Loader == nil {
+		return nil, errors.New("registry: no loader")
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = 250 * time.Millisecond
+	}
+	if opts.Rescan == 0 {
+		opts.Rescan = 30 * time.Second
+	}
+	if opts.DrainGrace <= 0 {
+		opts.DrainGrace = time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 30 * time.Second
+	}
+	empty, err := catalog.NewSet(nil, opts.SetOptions)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	r := &Registry{
+		opts:    opts,
+		log:     opts.Logger,
+		cat:     catalog.New(empty),
+		kick:    make(chan struct{}, 1),
+		files:   map[string]*file{},
+		serving: map[string]*loaded{},
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = &config.Config{}
+	}
+	r.cfg.Store(cfg)
+	return r, nil
+}
+
+// Catalog returns the catalog the registry swaps Sets into.
+func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
+
+// Ready reports whether the directory has been loaded once.
+func (r *Registry) Ready() bool { return r.ready.Load() }
+
+// UpdateConfig replaces the per-plugin settings and schedules a scan that
+// applies them: plugins whose settings changed are re-instantiated from
+// their compiled module, without recompiling.
+func (r *Registry) UpdateConfig(cfg *config.Config) {
+	r.cfg.Store(cfg)
+	r.mu.Lock()
+	for _, f := range r.files {
+		if f.failure != nil {
+			f.seen = stamp{} // retry: the new settings may fix it
+		}
+	}
+	r.mu.Unlock()
+	r.Trigger()
+}
+
+// Trigger schedules a scan as soon as the registry's Run loop is free.
+func (r *Registry) Trigger() {
+	select {
+	case r.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Scan reads the directory once and applies every settled change. It
+// reports whether some file is still changing (and needs another scan
+// after Debounce). Errors concern the directory itself; plugin failures
+// are in Status.
+func (r *Registry) Scan(ctx context.Context) (pending bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false, errors.New("registry: closed")
+	}
+	defer r.ready.Store(true)
+	return r.scanLocked(ctx)
+}
+
+func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
+	start := time.Now()
+	r.scanErrs = nil
+	entries, err := os.ReadDir(r.opts.Dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("registry: %w", err)
+	}
+	if err != nil {
+		r.log.Warn("plugin directory does not exist; serving no plugins", "dir", r.opts.Dir)
+	}
+	present := map[string]stamp{}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".wasm") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		path := filepath.Join(r.opts.Dir, name)
+		fi, err := os.Stat(path) // follow symlinks
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		present[path] = stamp{fi.Size(), fi.ModTime()}
+	}
+
+	cfg := r.cfg.Load()
+	changes := map[string]*loaded{} // path → new version (nil: remove)
+	pending := false
+	var todo []string
+	for path, st := range present {
+		f := r.files[path]
+		if f == nil {
+			f = &file{path: path}
+			r.files[path] = f
+		}
+		if f.seen == st {
+			f.pending = false
+			continue
+		}
+		todo = append(todo, path)
+	}
+	slices.Sort(todo)
+	for i, path := range todo {
+		f, st := r.files[path], present[path]
+		if time.Since(st.mtime) < r.opts.Debounce {
+			f.pending, pending = true, true
+			continue
+		}
+		next, settled := r.load(ctx, f, st, cfg)
+		if !settled {
+			f.pending, pending = true, true
+			continue
+		}
+		f.pending = false
+		if next != nil {
+			changes[path] = next
+		}
+		if r.opts.Progress != nil {
+			r.opts.Progress(i+1, len(todo))
+		}
+	}
+	// Removed files.
+	for path := range r.files {
+		if _, ok := present[path]; !ok {
+			delete(r.files, path)
+			if _, ok := r.serving[path]; ok {
+				changes[path] = nil
+			}
+		}
+	}
+	// Settings changes of unchanged files.
+	for path, cur := range r.serving {
+		if _, ok := changes[path]; ok {
+			continue
+		}
+		if f := r.files[path]; f == nil || f.failure != nil {
+			continue
+		}
+		want := cfg.PluginSettings(cur.manifest.Name)
+		if want.Equal(cur.settings) {
+			continue
+		}
+		next, err := r.reconfigure(ctx, cur, want)
+		if err != nil {
+			r.files[path].failure = err
+			r.scanErrs = append(r.scanErrs, err)
+			r.log.Error("plugin settings not applied", "file", path, "plugin", cur.manifest.Name, "err", err)
+			if errors.Is(err, errPin) {
+				changes[path] = nil // a pinned digest no longer matches: stop serving it
+			}
+			continue
+		}
+		changes[path] = next
+	}
+	if len(changes) == 0 {
+		r.report(len(r.scanErrs) > 0, start)
+		return pending, nil
+	}
+	r.apply(ctx, changes, start)
+	return pending, nil
+}
+
+var errPin = errors.New("sha256 pin mismatch")
+
+// load reads, compiles and instantiates a changed file. It returns the new
+// version (nil when the file failed or did not change), and false when the
+// file changed while it was being read and must be retried later.
+func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Config) (*loaded, bool) {
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false
+		}
+		r.fail(f, st, fmt.Errorf("read: %w", err))
+		return nil, true
+	}
+	if !r.unchanged(f.path, st) {
+		return nil, false
+	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	cur := r.serving[f.path]
+	if cur != nil && cur.digest == digest {
+		// Touched, not changed: settings changes are handled by the caller.
+		f.seen, f.failure = st, nil
+		return nil, true
+	}
+	mod, err := r.opts.Loader.Compile(ctx, f.path, data)
+	if err != nil {
+		if !r.unchanged(f.path, st) {
+			return nil, false // still being written: not yet
+		}
+		r.fail(f, st, fmt.Errorf("compile: %w", err))
+		return nil, true
+	}
+	m := mod.Manifest()
+	settings := cfg.PluginSettings(m.Name)
+	if settings.SHA256 != "" && settings.SHA256 != digest {
+		_ = mod.Close(ctx)
+		r.fail(f, st, fmt.Errorf("plugin %s: %w: file is %s, config pins %s", m.Name, errPin, digest, settings.SHA256))
+		return nil, true
+	}
+	next := &loaded{path: f.path, digest: digest, module: mod, manifest: m, settings: settings, since: time.Now()}
+	if settings.Enabled {
+		p, err := mod.Instantiate(ctx, settings)
+		if err != nil {
+			_ = mod.Close(ctx)
+			r.fail(f, st, fmt.Errorf("plugin %s: load: %w", m.Name, err))
+			return nil, true
+		}
+		next.plugin = &tracked{Plugin: p, digest: digest}
+	}
+	f.seen, f.failure = st, nil
+	return next, true
+}
+
+// reconfigure re-instantiates cur's module with new settings.
+func (r *Registry) reconfigure(ctx context.Context, cur *loaded, want config.Plugin) (*loaded, error) {
+	if want.SHA256 != "" && want.SHA256 != cur.digest {
+		return nil, fmt.Errorf("plugin %s: %w: file is %s, config pins %s", cur.manifest.Name, errPin, cur.digest, want.SHA256)
+	}
+	next := *cur
+	next.settings, next.plugin, next.since = want, nil, time.Now()
+	if want.Enabled {
+		p, err := cur.module.Instantiate(ctx, want)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: load: %w", cur.manifest.Name, err)
+		}
+		next.plugin = &tracked{Plugin: p, digest: cur.digest}
+	}
+	return &next, nil
+}
+
+func (r *Registry) unchanged(path string, st stamp) bool {
+	fi, err := os.Stat(path)
+	return err == nil && (stamp{fi.Size(), fi.ModTime()}) == st
+}
+
+func (r *Registry) fail(f *file, st stamp, err error) {
+	f.seen, f.failure = st, err
+	r.scanErrs = append(r.scanErrs, err)
+	r.log.Error("plugin not loaded; the previous version (if any) keeps serving", "file", f.path, "err", err)
+}
+
+// apply builds a Set with the changes, leaving out any change that makes
+// NewSet fail, swaps it in and retires what it replaced.
+func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start time.Time) {
+	next := maps.Clone(r.serving)
+	for path, l := range changes {
+		setOrDelete(next, path, l)
+	}
+	set, err := r.newSet(next)
+	if err != nil {
+		// Find the culprits: apply the changes one by one, in path order.
+		next = maps.Clone(r.serving)
+		if _, err := r.newSet(next); err != nil {
+			r.log.Error("the serving plugins no longer form a valid set", "err", err)
+		}
+		for _, path := range slices.Sorted(maps.Keys(changes)) {
+			trial := maps.Clone(next)
+			setOrDelete(trial, path, changes[path])
+			if _, err := r.newSet(trial); err != nil {
+				r.scanErrs = append(r.scanErrs, err)
+				if f := r.files[path]; f != nil {
+					f.failure = err
+				}
+				r.log.Error("plugin not loaded; the previous version (if any) keeps serving", "file", path, "err", err)
+				r.discard(ctx, changes[path])
+				delete(changes, path)
+				continue
+			}
+			next = trial
+		}
+		set, err = r.newSet(next)
+		if err != nil {
+			r.scanErrs = append(r.scanErrs, err)
+			r.report(true, start)
+			return
+		}
+	}
+	if len(changes) == 0 {
+		r.report(true, start)
+		return
+	}
+	ev := r.event(changes, set)
+	r.cat.Swap(set)
+	prev := r.serving
+	r.serving = next
+	// Retire the plugins and modules the new set no longer uses.
+	var retired []*tracked
+	var modules []Module
+	for path, l := range prev {
+		n := next[path]
+		if n != nil && n.plugin == l.plugin {
+			continue
+		}
+		if l.plugin != nil {
+			retired = append(retired, l.plugin)
+		}
+		if n == nil || n.module != l.module {
+			modules = append(modules, l.module)
+		}
+	}
+	r.drains.Add(1)
+	go r.drain(retired, modules)
+	r.log.Info("plugin set swapped", "generation", set.Generation(), "plugins", len(set.Providers()),
+		"added", ev.Added, "removed", ev.Removed, "replaced", ev.Replaced)
+	r.report(true, start)
+	if r.opts.OnChange != nil && len(ev.Added)+len(ev.Removed)+len(ev.Replaced) > 0 {
+		r.opts.OnChange(ev)
+	}
+}
+
+func (r *Registry) newSet(m map[string]*loaded) (*catalog.Set, error) {
+	var ps []catalog.Provider
+	for _, path := range slices.Sorted(maps.Keys(m)) {
+		if l := m[path]; l.plugin != nil {
+			ps = append(ps, l.plugin)
+		}
+	}
+	return catalog.NewSet(ps, r.opts.SetOptions)
+}
+
+// discard closes a version that never served.
+func (r *Registry) discard(ctx context.Context, l *loaded) {
+	if l == nil {
+		return
+	}
+	if l.plugin != nil {
+		_ = l.plugin.Close(ctx)
+	}
+	if cur := r.serving[l.path]; cur == nil || cur.module != l.module {
+		_ = l.module.Close(ctx)
+	}
+}
+
+// drain waits for requests that may still use the old Set, then closes the
+// plugins and modules it alone used.
+func (r *Registry) drain(plugins []*tracked, modules []Module) {
+	defer r.drains.Done()
+	time.Sleep(r.opts.DrainGrace)
+	deadline := time.Now().Add(r.opts.DrainTimeout)
+	for _, p := range plugins {
+		for p.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := p.inflight.Load(); n > 0 {
+			r.log.Warn("closing a retired plugin with calls still in flight", "plugin", p.Manifest().Name, "calls", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := p.Close(ctx); err != nil {
+			r.log.Warn("closing a retired plugin", "plugin", p.Manifest().Name, "err", err)
+		}
+		cancel()
+	}
+	for _, m := range modules {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = m.Close(ctx)
+		cancel()
+	}
+}
+
+// event describes the swap from r.serving to the changes.
+func (r *Registry) event(changes map[string]*loaded, set *catalog.Set) Event {
+	ev := Event{Generation: set.Generation()}
+	touch := func(m *abi.Manifest) {
+		if len(m.Resources) > 0 || len(m.Templates) > 0 || m.ListsResources {
+			ev.Resources = true
+		}
+		if len(m.Prompts) > 0 {
+			ev.Prompts = true
+		}
+		if len(m.Tools) > 0 {
+			ev.Tools = true
+		}
+	}
+	for _, path := range slices.Sorted(maps.Keys(changes)) {
+		was, now := r.serving[path], changes[path]
+		wasOn := was != nil && was.plugin != nil
+		nowOn := now != nil && now.plugin != nil
+		switch {
+		case wasOn && nowOn:
+			ev.Replaced = append(ev.Replaced, now.manifest.Name)
+		case nowOn:
+			ev.Added = append(ev.Added, now.manifest.Name)
+		case wasOn:
+			ev.Removed = append(ev.Removed, was.manifest.Name)
+		}
+		if wasOn {
+			touch(was.manifest)
+		}
+		if nowOn {
+			touch(now.manifest)
+		}
+	}
+	return ev
+}
+
+// report records the outcome of a scan that tried to change something
+// (tried) and publishes the plugin counts.
+func (r *Registry) report(tried bool, start time.Time) {
+	serving, failed := 0, 0
+	for _, l := range r.serving {
+		if l.plugin != nil {
+			serving++
+		}
+	}
+	for _, f := range r.files {
+		if f.failure != nil {
+			failed++
+		}
+	}
+	if tried {
+		err := errors.Join(r.scanErrs...)
+		r.last = reloadStatus{at: time.Now(), ok: err == nil}
+		if err != nil {
+			r.last.err = err.Error()
+		}
+		if r.opts.Observer != nil {
+			r.opts.Observer.Reload(err == nil, time.Since(start))
+		}
+	}
+	if r.opts.Observer != nil {
+		r.opts.Observer.Plugins(serving, failed)
+	}
+}
+
+// Run loads the directory, then watches it until ctx is done. It returns
+// an error only if the directory cannot be watched at all.
+func (r *Registry) Run(ctx context.Context) error {
+	w, werr := newWatcher(r.opts.Dir)
+	if werr != nil {
+		r.log.Warn("cannot watch the plugin directory; relying on periodic rescans", "dir", r.opts.Dir, "err", werr)
+	} else {
+		defer w.Close()
+	}
+	var events <-chan struct{}
+	if w != nil {
+		events = w.changes
+	}
+	timer := time.NewTimer(0) // the first scan
+	defer timer.Stop()
+	var tick <-chan time.Time
+	if r.opts.Rescan > 0 {
+		t := time.NewTicker(r.opts.Rescan)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-events:
+			timer.Reset(r.opts.Debounce)
+		case <-r.kick:
+			timer.Reset(0)
+		case <-tick:
+			timer.Reset(0)
+		case <-timer.C:
+			pending, err := r.Scan(ctx)
+			if err != nil {
+				r.log.Error("plugin directory scan failed", "dir", r.opts.Dir, "err", err)
+			}
+			if pending {
+				timer.Reset(r.opts.Debounce)
+			}
+		}
+	}
+}
+
+// Close waits for retired plugins to drain, then closes every plugin and
+// module. Call it after the servers stopped using the catalog.
+func (r *Registry) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	serving := r.serving
+	r.serving = map[string]*loaded{}
+	r.mu.Unlock()
+	r.drains.Wait()
+	var errs []error
+	for _, l := range serving {
+		if l.plugin != nil {
+			if err := l.plugin.Close(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := l.module.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func setOrDelete(m map[string]*loaded, path string, l *loaded) {
+	if l == nil {
+		delete(m, path)
+	} else {
+		m[path] = l
+	}
+}
