@@ -9,25 +9,25 @@ import (
 
 // Defaults for Limits. A zero field in Limits takes its default.
 const (
-	DefaultTimeout           = 5 * time.Second
-	DefaultMemoryPages       = 256 // 16 MiB
-	DefaultMaxRequestBytes   = 4 << 20
-	DefaultMaxResponseBytes  = 8 << 20
-	DefaultFailureThreshold  = 5
-	DefaultQuarantine        = 30 * time.Second
-	DefaultMaxQuarantine     = 30 * time.Minute
-	DefaultLogRate           = 50  // lines per second
-	DefaultLogBurst          = 200 // lines
-	DefaultNotifyRate        = 50  // notifications per second
-	DefaultNotifyBurst       = 200 // notifications
-	DefaultKVQuotaBytes      = 1 << 20
-	DefaultKVMaxValueBytes   = 256 << 10
-	DefaultFileMaxBytes      = 4 << 20
-	DefaultFileMaxEntries    = 4096
-	DefaultHTTPTimeout       = 10 * time.Second
-	DefaultHTTPMaxBytes      = 4 << 20
-	DefaultHTTPMaxRedirects  = 5
-	DefaultStderrBytes       = 8 << 10
+	DefaultTimeout             = 5 * time.Second
+	DefaultMemoryPages         = 256 // 16 MiB
+	DefaultMaxRequestBytes     = 4 << 20
+	DefaultMaxResponseBytes    = 8 << 20
+	DefaultFailureThreshold    = 5
+	DefaultQuarantine          = 30 * time.Second
+	DefaultMaxQuarantine       = 30 * time.Minute
+	DefaultLogRate             = 50  // lines per second
+	DefaultLogBurst            = 200 // lines
+	DefaultNotifyRate          = 50  // notifications per second
+	DefaultNotifyBurst         = 200 // notifications
+	DefaultKVQuotaBytes        = 1 << 20
+	DefaultKVMaxValueBytes     = 256 << 10
+	DefaultFileMaxBytes        = 4 << 20
+	DefaultFileMaxEntries      = 4096
+	DefaultHTTPTimeout         = 10 * time.Second
+	DefaultHTTPMaxBytes        = 4 << 20
+	DefaultHTTPMaxRedirects    = 5
+	DefaultStderrBytes         = 8 << 10
 	DefaultMaxCallsPerInstance = 100_000
 	// MinMemoryPages is the smallest memory limit accepted.
 	MinMemoryPages = 1
