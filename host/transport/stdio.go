@@ -75,7 +75,13 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, r io.Reader, w io.Writer, 
 	if err != nil {
 		cancel() // give up on the requests in flight
 	}
+	st.mu.Lock()
+	st.closing = true // the reader may still be blocked: start nothing new
+	st.mu.Unlock()
 	st.wg.Wait()
+	st.wmu.Lock()
+	st.werr = errStopped // a reader still blocked must not write any more
+	st.wmu.Unlock()
 	return err
 }
 
@@ -91,6 +97,7 @@ type stdio struct {
 
 	mu       sync.Mutex
 	inflight map[string]*call // raw request id -> the call serving it
+	closing  bool             // ServeStdio is returning
 	slots    chan struct{}
 	wg       sync.WaitGroup
 }
@@ -187,9 +194,15 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 	rctx, cancel := context.WithCancel(ctx)
 	key, c := string(m.ID), &call{cancel: cancel}
 	st.mu.Lock()
+	if st.closing {
+		st.mu.Unlock()
+		cancel()
+		st.release(1)
+		return
+	}
 	st.inflight[key] = c
-	st.mu.Unlock()
 	st.wg.Add(1)
+	st.mu.Unlock()
 	go func() {
 		defer st.wg.Done()
 		defer st.release(1)
@@ -228,6 +241,8 @@ func (st *stdio) write(msg []byte) {
 		st.log.Error("transport: write stdout", "err", err)
 	}
 }
+
+var errStopped = errors.New("transport: stdio stopped")
 
 // call is one request being served.
 type call struct{ cancel context.CancelFunc }
