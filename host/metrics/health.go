@@ -1,0 +1,62 @@
+package metrics
+
+import (
+	"net/http"
+	"sync/atomic"
+)
+
+// Health answers the liveness and readiness probes.
+type Health struct {
+	ready    func() error
+	draining atomic.Bool
+}
+
+// NewHealth returns a Health whose readiness is ready(): nil when ready,
+// else the reason. A nil func is always ready.
+func NewHealth(ready func() error) *Health {
+	return &Health{ready: ready}
+}
+
+// SetDraining marks the server as shutting down: /readyz answers 503 from
+// now on, so load balancers stop sending requests.
+func (h *Health) SetDraining() { h.draining.Store(true) }
+
+// Healthz answers 200 while the process serves at all.
+func (h *Health) Healthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Write([]byte("ok\n"))
+	})
+}
+
+// Readyz answers 200 once the plugin set is loaded, 503 before that and
+// while draining, with the reason in the body.
+func (h *Health) Readyz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		reason := ""
+		switch {
+		case h.draining.Load():
+			reason = "draining"
+		case h.ready != nil:
+			if err := h.ready(); err != nil {
+				reason = err.Error()
+			}
+		}
+		if reason != "" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("not ready: " + reason + "\n"))
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+}
+
+// Register adds /metrics, /healthz and /readyz to mux.
+func Register(mux *http.ServeMux, m *Metrics, h *Health) {
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /healthz", h.Healthz())
+	mux.Handle("GET /readyz", h.Readyz())
+}

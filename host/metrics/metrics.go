@@ -1,0 +1,159 @@
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// BuildInfo labels corral_build_info.
+type BuildInfo struct {
+	Version string
+	Commit  string
+}
+
+// Metrics holds corral's collectors. Its methods are safe for concurrent
+// use and never block.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	calls       *prometheus.CounterVec
+	errors      *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	instances   *prometheus.GaugeVec
+	discards    *prometheus.CounterVec
+	quarantined *prometheus.GaugeVec
+	denied      *prometheus.CounterVec
+
+	reloads        *prometheus.CounterVec
+	reloadOK       prometheus.Gauge
+	reloadTime     prometheus.Gauge
+	reloadDuration prometheus.Histogram
+	serving        prometheus.Gauge
+	failed         prometheus.Gauge
+}
+
+// New returns Metrics registered on a new registry, together with the Go
+// runtime and process collectors.
+func New(info BuildInfo) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		reg: reg,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_plugin_calls_total", Help: "Calls into plugins, by plugin and method.",
+		}, []string{"plugin", "method"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_plugin_call_errors_total", Help: "Plugin calls that did not succeed, by plugin, method and class (guest_error, trap, timeout, …).",
+		}, []string{"plugin", "method", "class"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "corral_plugin_call_duration_seconds",
+			Help:    "Latency of plugin calls, by plugin and method.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"plugin", "method"}),
+		instances: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "corral_plugin_instances", Help: "Live Wasm instances (pool size), by plugin.",
+		}, []string{"plugin"}),
+		discards: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_plugin_instance_discards_total", Help: "Instances discarded, by plugin and reason.",
+		}, []string{"plugin", "reason"}),
+		quarantined: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "corral_plugin_quarantined", Help: "1 while a plugin is quarantined.",
+		}, []string{"plugin"}),
+		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_plugin_denied_total", Help: "Host calls refused, by plugin, capability and reason.",
+		}, []string{"plugin", "capability", "reason"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_reloads_total", Help: "Attempts to change the served plugin set, by result (ok, failed).",
+		}, []string{"result"}),
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "corral_reload_last_success", Help: "1 if the last reload applied every change, else 0.",
+		}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "corral_reload_last_timestamp_seconds", Help: "Unix time of the last reload attempt.",
+		}),
+		reloadDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "corral_reload_duration_seconds", Help: "Time to compile, load and swap a plugin set.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}),
+		serving: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "corral_plugins_loaded", Help: "Plugins in the served set.",
+		}),
+		failed: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "corral_plugins_failed", Help: "Plugin files whose current content failed to load.",
+		}),
+	}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "corral_build_info", Help: "Build information; the value is 1.",
+		ConstLabels: prometheus.Labels{"version": info.Version, "commit": info.Commit, "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	reg.MustRegister(m.calls, m.errors, m.latency, m.instances, m.discards, m.quarantined, m.denied,
+		m.reloads, m.reloadOK, m.reloadTime, m.reloadDuration, m.serving, m.failed, build,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry returns the registry the collectors are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Call records one plugin call. class is "ok" for a success, else the
+// runtime's error class.
+func (m *Metrics) Call(plugin, method string, d time.Duration, class string) {
+	m.calls.WithLabelValues(plugin, method).Inc()
+	m.latency.WithLabelValues(plugin, method).Observe(d.Seconds())
+	if class != "ok" {
+		m.errors.WithLabelValues(plugin, method, class).Inc()
+	}
+}
+
+// Instance records an instance created or discarded (with the reason).
+func (m *Metrics) Instance(plugin string, created bool, reason string) {
+	if created {
+		m.instances.WithLabelValues(plugin).Inc()
+		return
+	}
+	m.instances.WithLabelValues(plugin).Dec()
+	m.discards.WithLabelValues(plugin, reason).Inc()
+}
+
+// Quarantine records a plugin entering (on) or leaving quarantine.
+func (m *Metrics) Quarantine(plugin string, on bool) {
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.quarantined.WithLabelValues(plugin).Set(v)
+}
+
+// Denied records a refused host call.
+func (m *Metrics) Denied(plugin, capability, reason string) {
+	m.denied.WithLabelValues(plugin, capability, reason).Inc()
+}
+
+// Reload records an attempt to change the served set (registry.Observer).
+func (m *Metrics) Reload(ok bool, d time.Duration) {
+	result, v := "failed", 0.0
+	if ok {
+		result, v = "ok", 1
+	}
+	m.reloads.WithLabelValues(result).Inc()
+	m.reloadOK.Set(v)
+	m.reloadTime.Set(float64(time.Now().UnixNano()) / 1e9)
+	m.reloadDuration.Observe(d.Seconds())
+}
+
+// Plugins records how many plugins serve and how many files fail to load
+// (registry.Observer).
+func (m *Metrics) Plugins(serving, failed int) {
+	m.serving.Set(float64(serving))
+	m.failed.Set(float64(failed))
+}

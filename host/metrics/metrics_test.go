@@ -1,0 +1,83 @@
+package metrics
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestEndpoints(t *testing.T) {
+	m := New(BuildInfo{Version: "v1.2.3", Commit: "abc"})
+	var notReady error = errors.New("plugins not loaded")
+	h := NewHealth(func() error { return notReady })
+	mux := http.NewServeMux()
+	Register(mux, m, h)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	if code, body := get(t, srv, "/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "plugins not loaded") {
+		t.Errorf("/readyz before load = %d %q, want 503", code, body)
+	}
+	notReady = nil
+	if code, _ := get(t, srv, "/readyz"); code != 200 {
+		t.Errorf("/readyz after load = %d, want 200", code)
+	}
+	h.SetDraining()
+	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "draining") {
+		t.Errorf("/readyz while draining = %d %q, want 503", code, body)
+	}
+
+	m.Call("files", "read_resource", 2*time.Millisecond, "ok")
+	m.Call("files", "read_resource", time.Millisecond, "timeout")
+	m.Instance("files", true, "")
+	m.Instance("files", true, "")
+	m.Instance("files", false, "trap")
+	m.Quarantine("issues", true)
+	m.Denied("issues", "http", "host not granted")
+	m.Reload(true, 10*time.Millisecond)
+	m.Reload(false, 10*time.Millisecond)
+	m.Plugins(3, 1)
+
+	code, body := get(t, srv, "/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{
+		`corral_build_info{commit="abc",goversion="`,
+		`corral_plugin_calls_total{method="read_resource",plugin="files"} 2`,
+		`corral_plugin_call_errors_total{class="timeout",method="read_resource",plugin="files"} 1`,
+		`corral_plugin_call_duration_seconds_count{method="read_resource",plugin="files"} 2`,
+		`corral_plugin_instances{plugin="files"} 1`,
+		`corral_plugin_instance_discards_total{plugin="files",reason="trap"} 1`,
+		`corral_plugin_quarantined{plugin="issues"} 1`,
+		`corral_plugin_denied_total{capability="http",plugin="issues",reason="host not granted"} 1`,
+		`corral_reloads_total{result="ok"} 1`,
+		`corral_reloads_total{result="failed"} 1`,
+		`corral_reload_last_success 0`,
+		`corral_plugins_loaded 3`,
+		`corral_plugins_failed 1`,
+		`go_goroutines `,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
