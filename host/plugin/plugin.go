@@ -35,6 +35,7 @@ type Plugin struct {
 	closing sync.Once
 	bg      sync.WaitGroup
 
+	now         func() time.Time // the clock of quarantine; tests replace it
 	qmu         sync.Mutex
 	failures    int
 	quarantined bool
@@ -78,6 +79,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		name:  src,
 		log:   r.log.With("plugin", src),
 		obs:   r.obs,
+		now:   time.Now,
 		slots: make(chan *slot, cfg.PoolSize),
 		done:  make(chan struct{}),
 	}
@@ -145,7 +147,7 @@ func (p *Plugin) Granted() []string { return p.caps.names() }
 func (p *Plugin) Quarantined() (bool, time.Time) {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
-	if p.quarantined && time.Now().Before(p.until) {
+	if p.quarantined && p.now().Before(p.until) {
 		return true, p.until
 	}
 	return false, time.Time{}
@@ -249,8 +251,8 @@ func (p *Plugin) record(class ErrorClass) {
 	if class != ClassOK && class != ClassGuestError && !class.Failure() {
 		return
 	}
-	now := time.Now()
 	p.qmu.Lock()
+	now := p.now()
 	defer p.qmu.Unlock()
 	if !class.Failure() {
 		p.failures = 0
