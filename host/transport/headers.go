@@ -47,7 +47,8 @@ func DecodeHeaderValue(v string) (string, error) {
 	return v, nil
 }
 
-// checkHeaders validates a modern request's headers against its body:
+// checkHeaders validates a modern request's headers against its body
+// (notifications are not checked: their headers are not defined):
 // MCP-Protocol-Version equals _meta's version, Mcp-Method equals the method
 // (requests only), Mcp-Name equals params.name or params.uri where the
 // method has one. It returns the -32020 error to send, or nil.
@@ -72,11 +73,11 @@ func checkHeaders(h http.Header, m *mcp.Message) *mcp.Error {
 		}
 		return nil
 	}
-	if e := check(HeaderProtocolVersion, m.ProtocolVersion()); e != nil {
-		return e
-	}
 	if m.IsNotification() {
 		return nil // notification headers are not defined; be lenient
+	}
+	if e := check(HeaderProtocolVersion, m.ProtocolVersion()); e != nil {
+		return e
 	}
 	if e := check(HeaderMethod, m.Method); e != nil {
 		return e
