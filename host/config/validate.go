@@ -92,7 +92,8 @@ func validate(cfg *Config) []problem {
 		bad("plugins.rescan", "must be 0 (off) or at least 100ms, got %v", r)
 	}
 	if d := cfg.Plugins.Dir; d != "" {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+		// A missing directory is fine (it may be created later); a file is not.
+		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
 			bad("plugins.dir", "%s is not a directory", d)
 		}
 	}

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/plugin"
+	"github.com/corral-mcp/corral/host/registry"
+)
+
+const pluginLong = `Work with one plugin file.
+
+  inspect [--json] FILE.wasm      print the manifest: claims and requested capabilities
+  check [--config FILE] FILE.wasm load it in the sandbox with its configured grants and
+                                  limits, list everything it serves, report problems`
+
+func runPlugin(ctx context.Context, e *env, args []string) int {
+	fs := newFlags("plugin", "corral plugin inspect|check [flags] FILE.wasm", pluginLong)
+	if len(args) == 0 {
+		return usageErr(e, fs, "missing subcommand")
+	}
+	switch {
+	case isHelp(args[0]):
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		return exitOK
+	case args[0] == "inspect":
+		return runInspect(ctx, e, args[1:])
+	case args[0] == "check":
+		return runCheck(ctx, e, args[1:])
+	}
+	return usageErr(e, fs, "unknown subcommand %q", args[0])
+}
+
+func runInspect(ctx context.Context, e *env, args []string) int {
+	fs := newFlags("plugin inspect", "corral plugin inspect [--json] FILE.wasm",
+		"Print a plugin's manifest, obtained by running it in the sandbox with no capabilities.")
+	asJSON := fs.Bool("json", false, "print the manifest as JSON")
+	pos, code, ok := parse(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, fs, "want exactly one FILE.wasm")
+	}
+	data, err := os.ReadFile(pos[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "corral: %v\n", err)
+		return exitFail
+	}
+	m, err := plugin.Inspect(ctx, data)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "corral: %s: %v\n", pos[0], err)
+		return exitFail
+	}
+	sum := sha256.Sum256(data)
+	if *asJSON {
+		out, _ := json.MarshalIndent(struct {
+			SHA256 string `json:"sha256"`
+			*abi.Manifest
+		}{hex.EncodeToString(sum[:]), m}, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", out)
+		return exitOK
+	}
+	printManifest(e, m, hex.EncodeToString(sum[:]))
+	return exitOK
+}
+
+func printManifest(e *env, m *abi.Manifest, digest string) {
+	w := e.stdout
+	fmt.Fprintf(w, "name:         %s\n", m.Name)
+	fmt.Fprintf(w, "version:      %s\n", m.Version)
+	if m.Title != "" {
+		fmt.Fprintf(w, "title:        %s\n", m.Title)
+	}
+	if m.Description != "" {
+		fmt.Fprintf(w, "description:  %s\n", m.Description)
+	}
+	fmt.Fprintf(w, "abi:          %d\n", m.ABI)
+	fmt.Fprintf(w, "sha256:       %s\n", digest)
+	fmt.Fprintf(w, "capabilities: %s\n", orNone(m.Capabilities))
+	fmt.Fprintf(w, "schemes:      %s\n", orNone(m.Schemes))
+	if m.ListsResources {
+		fmt.Fprintf(w, "lists resources dynamically\n")
+	}
+	section := func(title string, items []string) {
+		if len(items) == 0 {
+			return
+		}
+		fmt.Fprintf(w, "%s (%d):\n", title, len(items))
+		for _, it := range items {
+			fmt.Fprintf(w, "  %s\n", it)
+		}
+	}
+	var rs, ts, ps, tools []string
+	for _, r := range m.Resources {
+		rs = append(rs, r.URI+describe(r.Description))
+	}
+	for _, t := range m.Templates {
+		ts = append(ts, t.URITemplate+describe(t.Description))
+	}
+	for _, p := range m.Prompts {
+		var args []string
+		for _, a := range p.Arguments {
+			n := a.Name
+			if !a.Required {
+				n += "?"
+			}
+			args = append(args, n)
+		}
+		ps = append(ps, p.Name+"("+strings.Join(args, ", ")+")"+describe(p.Description))
+	}
+	for _, t := range m.Tools {
+		tools = append(tools, t.Name+describe(t.Description))
+	}
+	section("resources", rs)
+	section("resource templates", ts)
+	section("prompts", ps)
+	section("tools", tools)
+}
+
+func describe(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "  — " + s
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ", ")
+}
+
+func runCheck(ctx context.Context, e *env, args []string) int {
+	fs := newFlags("plugin check", "corral plugin check [--config FILE] FILE.wasm", `
+Load a plugin in the sandbox exactly as "corral serve" would: with the grants and
+limits of its entry in the configuration (none without --config), its sha256 pin
+checked. Then list everything it serves through the catalog, which validates the
+plugin's output. Problems are printed and the exit code is 1 if there is any.`)
+	cfgFile := fs.String("config", "", "configuration `FILE` (YAML or TOML)")
+	pos, code, ok := parse(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageErr(e, fs, "want exactly one FILE.wasm")
+	}
+	cfg, err := config.Load(config.Source{File: *cfgFile})
+	if err != nil {
+		printErrors(e, err)
+		return exitFail
+	}
+	problems := checkPlugin(ctx, e, cfg, pos[0])
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "%s: %s\n", pos[0], p)
+	}
+	if len(problems) > 0 {
+		return exitFail
+	}
+	fmt.Fprintf(e.stdout, "%s: ok\n", pos[0])
+	return exitOK
+}
+
+// checkPlugin loads path as serve would and returns the problems found.
+func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) []string {
+	abs, _ := filepath.Abs(path)
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir})
+	if err != nil {
+		return []string{"runtime: " + err.Error()}
+	}
+	defer rt.Close(ctx)
+	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer mod.Close(ctx)
+	m := mod.Manifest()
+	settings := cfg.PluginSettings(m.Name)
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	var problems []string
+	if settings.SHA256 != "" && settings.SHA256 != digest {
+		problems = append(problems, fmt.Sprintf("sha256 %s does not match the pin %s in the configuration", digest, settings.SHA256))
+	}
+	if !settings.Enabled {
+		fmt.Fprintf(e.stdout, "%s: plugin %s is disabled in the configuration (checked anyway)\n", path, m.Name)
+	}
+	granted := map[string]bool{
+		abi.CapLog: settings.Grants.Log, abi.CapNotify: settings.Grants.Notify, abi.CapKV: settings.Grants.KV,
+		abi.CapFiles: len(settings.Grants.Files) > 0, abi.CapHTTP: len(settings.Grants.HTTP.Hosts) > 0,
+		abi.CapConfig: len(settings.Grants.Config) > 0,
+	}
+	for _, c := range m.Capabilities {
+		if !granted[c] {
+			fmt.Fprintf(e.stdout, "%s: note: capability %q is requested but not granted\n", path, c)
+		}
+	}
+	p, err := mod.Instantiate(ctx, settings)
+	if err != nil {
+		return append(problems, "load: "+err.Error())
+	}
+	defer p.Close(ctx)
+	set, err := catalog.NewSet([]catalog.Provider{p}, catalog.Options{PageSize: cfg.Catalog.PageSize})
+	if err != nil {
+		return append(problems, err.Error())
+	}
+	for _, kind := range []catalog.ListKind{catalog.ListResources, catalog.ListTemplates, catalog.ListPrompts, catalog.ListTools} {
+		n, err := countList(ctx, set, kind)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s/list: %v", kind, err))
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s: %s: %d\n", path, kind, n)
+	}
+	slices.Sort(problems)
+	return problems
+}
+
+// countList walks every page of a list (at most 10,000 pages or 30s).
+func countList(ctx context.Context, set *catalog.Set, kind catalog.ListKind) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, cursor := 0, ""
+	for range 10000 {
+		page, err := set.List(ctx, catalog.Anonymous(), kind, cursor)
+		if err != nil {
+			return n, err
+		}
+		n += len(page.Items)
+		if page.NextCursor == nil {
+			return n, nil
+		}
+		cursor = *page.NextCursor
+	}
+	return n, fmt.Errorf("more than 10000 pages")
+}

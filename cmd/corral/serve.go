@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/mcp"
+	"github.com/corral-mcp/corral/host/metrics"
+	"github.com/corral-mcp/corral/host/plugin"
+	"github.com/corral-mcp/corral/host/registry"
+	"github.com/corral-mcp/corral/host/transport"
+)
+
+const serveLong = `Serve MCP from the plugins in the plugin directory, hot-reloading them as files
+are added, replaced or removed.
+
+Without --http or --ws, serve speaks newline-delimited JSON-RPC on stdin/stdout
+(logs go to stderr) and exits when stdin closes. --http serves Streamable HTTP
+at /mcp plus /metrics, /healthz and /readyz on the same listener; --admin serves
+those three on their own listener (useful with stdio).
+
+Values come from defaults < the config file < CORRAL_* environment < flags; see
+docs/configuration.md. SIGINT or SIGTERM shuts down gracefully; a second one
+exits at once.`
+
+// shutdownTimeout bounds the graceful shutdown.
+const shutdownTimeout = 10 * time.Second
+
+func runServe(ctx context.Context, e *env, args []string) int {
+	fs := newFlags("serve", "corral serve [--config FILE] [--plugins DIR] [--http ADDR] [--ws ADDR] [--admin ADDR] [--log-level L]", serveLong)
+	cfgFile := fs.String("config", "", "configuration `FILE` (YAML or TOML)")
+	fs.String("plugins", "", "plugin `DIR`ectory: every *.wasm in it is served (plugins.dir)")
+	fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port) (http.addr)")
+	fs.String("ws", "", "serve WebSocket on `ADDR` (host:port) (ws.addr)")
+	fs.String("admin", "", "serve /metrics, /healthz, /readyz on `ADDR` (admin.addr)")
+	fs.String("log-level", "", "log `level`: debug, info, warn or error (log.level)")
+	pos, code, ok := parse(e, fs, args)
+	if !ok {
+		return code
+	}
+	if len(pos) > 0 {
+		return usageErr(e, fs, "unexpected argument %q", pos[0])
+	}
+	keys := map[string]string{"plugins": "plugins.dir", "http": "http.addr", "ws": "ws.addr", "admin": "admin.addr", "log-level": "log.level"}
+	flags := map[string]any{}
+	fs.Visit(func(f *flag.Flag) {
+		if k, ok := keys[f.Name]; ok {
+			flags[k] = f.Value.String()
+		}
+	})
+	src := config.Source{File: *cfgFile, Flags: flags}
+	cfg, err := config.Load(src)
+	if err != nil {
+		printErrors(e, err)
+		return exitFail
+	}
+	if err := serve(ctx, e, src, cfg); err != nil {
+		fmt.Fprintf(e.stderr, "corral: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// observer adapts metrics to the plugin runtime's Observer.
+type observer struct{ m *metrics.Metrics }
+
+func (o observer) Call(p, op string, d time.Duration, c plugin.ErrorClass) {
+	o.m.Call(p, op, d, string(c))
+}
+func (o observer) Instance(p string, created bool, reason string) { o.m.Instance(p, created, reason) }
+func (o observer) Quarantine(p string, on bool)                   { o.m.Quarantine(p, on) }
+func (o observer) Denied(p, capability, reason string)            { o.m.Denied(p, capability, reason) }
+
+var _ plugin.Observer = observer{}
+
+func serve(parent context.Context, e *env, src config.Source, cfg *config.Config) error {
+	level := &slog.LevelVar{}
+	level.Set(parseLevel(cfg.Log.Level))
+	log := newLogger(e.stderr, cfg.Log.Format, level)
+	bi := readBuildInfo()
+	log.Info("corral starting", "version", bi.Version, "commit", bi.Commit, "config", cfg.File, "plugins", cfg.Plugins.Dir)
+	if cfg.WS.Addr != "" {
+		return errors.New("ws.addr: the WebSocket transport is not available in this build")
+	}
+
+	// First signal: graceful shutdown. Second: exit at once.
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			log.Info("shutting down", "signal", s.String())
+			cancel()
+		case <-ctx.Done():
+			return
+		}
+		if s, ok := <-sigs; ok {
+			log.Warn("second signal; exiting now", "signal", s.String())
+			os.Exit(exitFail)
+		}
+	}()
+
+	m := metrics.New(metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{
+		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir,
+		Logger: log, Observer: observer{m},
+	})
+	if err != nil {
+		return fmt.Errorf("plugin runtime: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		rt.Close(ctx)
+	}()
+
+	var progress func(done, total int)
+	if isTerminal(e.stderr) {
+		progress = func(done, total int) {
+			if total < 2 {
+				return
+			}
+			fmt.Fprintf(e.stderr, "\rloading plugins: %d/%d", done, total)
+			if done == total {
+				fmt.Fprintln(e.stderr)
+			}
+		}
+	}
+	reg, err := registry.New(registry.Options{
+		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
+		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes()},
+		Debounce:   cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
+		Logger: log, Observer: m, Progress: progress,
+		OnChange: func(ev registry.Event) {
+			log.Info("plugin lists changed", "generation", ev.Generation,
+				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	health := metrics.NewHealth(func() error {
+		if cfg.Plugins.Dir != "" && !reg.Ready() {
+			return errors.New("plugins not loaded yet")
+		}
+		return nil
+	})
+	srv := mcp.NewServer(reg.Catalog(), mcp.Options{Name: "corral", Version: bi.Version, Logger: log})
+
+	// Listeners first, so a bad address fails before plugins are compiled.
+	var servers []*http.Server
+	var httpHandler *transport.HTTPHandler
+	listen := func(addr string, h http.Handler) error {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		servers = append(servers, hs)
+		go func() {
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("http server failed", "addr", addr, "err", err)
+				cancel()
+			}
+		}()
+		log.Info("listening", "addr", ln.Addr().String())
+		return nil
+	}
+	if cfg.HTTP.Addr != "" {
+		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
+			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
+			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: log,
+		})
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", httpHandler)
+		metrics.Register(mux, m, health)
+		if err := listen(cfg.HTTP.Addr, mux); err != nil {
+			return err
+		}
+	}
+	if cfg.Admin.Addr != "" {
+		mux := http.NewServeMux()
+		metrics.Register(mux, m, health)
+		if err := listen(cfg.Admin.Addr, mux); err != nil {
+			return err
+		}
+	}
+
+	// Load the plugins, then keep watching them and the config file.
+	if cfg.Plugins.Dir != "" {
+		if _, err := reg.Scan(ctx); err != nil {
+			log.Error("plugin directory", "err", err)
+		}
+		st := reg.Status()
+		log.Info("plugins loaded", "serving", len(reg.Catalog().Current().Providers()), "failed", len(st.Failed()),
+			"generation", st.Generation)
+	}
+	var bg sync.WaitGroup
+	bgCtx, stopBG := context.WithCancel(ctx)
+	if cfg.Plugins.Dir != "" {
+		bg.Add(1)
+		go func() { defer bg.Done(); reg.Run(bgCtx) }()
+	}
+	if cfg.File != "" {
+		w := config.NewWatcher(src, cfg, config.WatchOptions{Logger: log, OnReload: func(_, n *config.Config) {
+			level.Set(parseLevel(n.Log.Level))
+			reg.UpdateConfig(n)
+		}})
+		bg.Add(1)
+		go func() { defer bg.Done(); w.Run(bgCtx) }()
+	}
+
+	if cfg.HTTP.Addr == "" {
+		// stdio: serve until stdin closes or a signal arrives.
+		err := transport.ServeStdio(ctx, srv, e.stdin, e.stdout, transport.StdioOptions{Logger: log})
+		if err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("stdio", "err", err)
+		}
+		log.Info("stdio closed; shutting down")
+	} else {
+		<-ctx.Done()
+	}
+
+	// Graceful shutdown: not ready, stop accepting, finish requests, close.
+	health.SetDraining()
+	sctx, scancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer scancel()
+	if httpHandler != nil {
+		httpHandler.Close()
+	}
+	for _, hs := range servers {
+		if err := hs.Shutdown(sctx); err != nil {
+			log.Warn("http shutdown", "err", err)
+		}
+	}
+	stopBG()
+	bg.Wait()
+	if err := reg.Close(sctx); err != nil {
+		log.Warn("closing plugins", "err", err)
+	}
+	log.Info("corral stopped")
+	return nil
+}
+
+// rescan maps the config's "0 = off" to the registry's "negative = off".
+func rescan(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// originHosts turns configured origins (https://app.example.com) into the
+// host[:port] form the HTTP transport matches Origin headers against.
+func originHosts(origins []string) []string {
+	var out []string
+	for _, o := range origins {
+		if u, err := url.Parse(o); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	return out
+}

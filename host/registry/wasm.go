@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/plugin"
+)
+
+// WasmLoader returns a Loader that compiles plugin files with rt.
+func WasmLoader(rt *plugin.Runtime) Loader { return wasmLoader{rt} }
+
+type wasmLoader struct{ rt *plugin.Runtime }
+
+// Compile compiles the file (through the runtime's cache) and loads it once
+// with no grants to read its manifest.
+func (l wasmLoader) Compile(ctx context.Context, path string, data []byte) (Module, error) {
+	m, err := l.rt.Compile(ctx, data)
+	if err != nil {
+		return nil, err
+	}
+	probe, err := l.rt.Load(ctx, m, plugin.Config{Source: path, PoolSize: 1})
+	if err != nil {
+		_ = m.Close(ctx)
+		return nil, err
+	}
+	man := probe.Manifest()
+	if err := probe.Close(ctx); err != nil {
+		_ = m.Close(ctx)
+		return nil, fmt.Errorf("close probe: %w", err)
+	}
+	return &wasmModule{rt: l.rt, m: m, path: path, manifest: man}, nil
+}
+
+type wasmModule struct {
+	rt       *plugin.Runtime
+	m        *plugin.Module
+	path     string
+	manifest *abi.Manifest
+}
+
+func (w *wasmModule) Manifest() *abi.Manifest { return w.manifest }
+
+func (w *wasmModule) Instantiate(ctx context.Context, s config.Plugin) (Plugin, error) {
+	return w.rt.Load(ctx, w.m, PluginConfig(w.path, s))
+}
+
+func (w *wasmModule) Close(ctx context.Context) error { return w.m.Close(ctx) }
+
+// PluginConfig translates the operator's settings for the plugin file at
+// path into the runtime's configuration.
+func PluginConfig(path string, s config.Plugin) plugin.Config {
+	threshold := s.Limits.QuarantineAfter
+	if threshold == 0 {
+		threshold = math.MaxInt32 // never quarantine
+	}
+	return plugin.Config{
+		Source:   path,
+		PoolSize: s.Limits.Instances,
+		Limits: plugin.Limits{
+			Timeout:          s.Limits.Timeout,
+			MemoryPages:      s.Limits.MemoryPages,
+			MaxRequestBytes:  s.Limits.MaxRequestBytes,
+			MaxResponseBytes: s.Limits.MaxResponseBytes,
+			FailureThreshold: threshold,
+			KVQuotaBytes:     s.Grants.KVQuota,
+		},
+		Grants: plugin.Grants{
+			Log:          s.Grants.Log,
+			Notify:       s.Grants.Notify,
+			KV:           s.Grants.KV,
+			Files:        s.Grants.Files,
+			HTTPHosts:    s.Grants.HTTP.Hosts,
+			AllowPrivate: s.Grants.HTTP.AllowPrivate,
+			Config:       s.Grants.Config,
+		},
+	}
+}
+
+var (
+	_ Plugin = (*plugin.Plugin)(nil)
+	_ Loader = wasmLoader{}
+	_ Module = (*wasmModule)(nil)
+)
