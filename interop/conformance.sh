@@ -6,6 +6,7 @@
 #   interop/conformance.sh --url URL            judge a server already listening at URL (both eras)
 #   interop/conformance.sh --url-2026 URL --url-2025 URL   one endpoint per era
 #   interop/conformance.sh --expected-dir DIR   read expected-failures-<rev>.yml from DIR
+#   CORRAL_BIN=path interop/conformance.sh      judge another corral binary
 #
 # By default it copies build/plugins/conformance.wasm into a temporary plugin
 # folder, starts `bin/corral serve --plugins DIR --http 127.0.0.1:PORT` on a
@@ -28,7 +29,7 @@ out=$root/build/conformance
 declare -A url=()
 
 usage() {
-	sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -68,7 +69,7 @@ cleanup() {
 trap cleanup EXIT
 
 if ((${#url[@]} == 0)); then
-	bin=$root/bin/corral
+	bin=${CORRAL_BIN:-$root/bin/corral}
 	wasm=$root/build/plugins/conformance.wasm
 	for f in "$bin" "$wasm"; do
 		[[ -e $f ]] || die "$f is missing: run \`make build plugins\` first"

@@ -12,6 +12,8 @@
 // the TypeScript tests skip when the peers are not installed (run
 // `make peers`).
 //
+// CORRAL_BIN overrides the path of the binary under test.
+//
 // To point the harness at another server (for example the Go SDK's
 // conformance everything-server, to check the harness itself), set
 // INTEROP_SERVER_CMD to a stdio command line and INTEROP_HTTP_URL (and,

@@ -46,10 +46,18 @@ var repoRoot = func() string {
 
 // Paths to what the Makefile builds before it runs these tests.
 var (
-	corralBin       = filepath.Join(repoRoot, "bin", "corral")
+	corralBin       = envOr("CORRAL_BIN", filepath.Join(repoRoot, "bin", "corral"))
 	conformanceWasm = filepath.Join(repoRoot, "build", "plugins", "conformance.wasm")
 	sampleConfig    = filepath.Join(repoRoot, "testdata", "sample", "corral.yaml")
 )
+
+// envOr returns the environment variable key, or def when it is unset.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
 
 // Environment overrides that point the harness at another server.
 const (
