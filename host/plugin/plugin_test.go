@@ -145,7 +145,7 @@ func TestContained(t *testing.T) {
 		{fixture: "flaky", op: abi.OpComplete, class: ClassTrap, msg: "unreachable"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.fixture+"/"+tt.op.String(), func(t *testing.T) {
+		t.Run(tt.fixture+"/"+tt.op.String()+tt.req, func(t *testing.T) {
 			e := newEnv(t, RuntimeConfig{})
 			good := e.load(t, "good", Config{})
 			bad := e.load(t, tt.fixture, Config{PoolSize: 1, Limits: tt.limits})
