@@ -233,6 +233,9 @@ func startHTTPServer(args ...string) (*serverProc, error) {
 		full = append(full, "--http", addr, "--log-level", "debug")
 		p.cmd = exec.Command(corralBin, full...)
 		p.cmd.Stdin = nil // /dev/null: an HTTP server must not depend on stdin
+		// If the test binary dies (a panic, a -timeout), take the server
+		// with it instead of leaving it listening.
+		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		p.cmd.Stdout = p.stderr
 		p.cmd.Stderr = p.stderr
 		if err := p.cmd.Start(); err != nil {
