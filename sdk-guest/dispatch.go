@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/corral-mcp/corral/abi"
@@ -146,7 +147,7 @@ func (p *Plugin) read(raw []byte) (any, error) {
 	if res == nil || len(res.Contents) == 0 {
 		return nil, Internal("read handler returned no contents for " + req.URI)
 	}
-	return res, nil
+	return p.enc.readResult(res), nil
 }
 
 func (p *Plugin) getPrompt(raw []byte) (any, error) {
@@ -260,11 +261,32 @@ func (p *Plugin) complete(raw []byte) (any, error) {
 	return res, nil
 }
 
+// readResult assembles a read response around its raw contents without
+// re-encoding them; the host validates every content it receives.
+func (e *encoder) readResult(res *abi.ReadResourceResult) []byte {
+	b := append(e.raw[:0], `{"contents":[`...)
+	for i, c := range res.Contents {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, c...)
+	}
+	b = append(b, ']')
+	if res.TTLMs != nil {
+		b = append(b, `,"ttlMs":`...)
+		b = strconv.AppendInt(b, *res.TTLMs, 10)
+	}
+	b = append(b, '}')
+	e.raw = b
+	return b
+}
+
 // encoder encodes responses into one reused buffer: the host copies a
 // response as soon as it is handed over, so the next call may overwrite it.
 type encoder struct {
 	buf bytes.Buffer
 	enc *json.Encoder
+	raw []byte // hand-assembled responses
 }
 
 func (e *encoder) encode(v any) ([]byte, error) {
