@@ -1,5 +1,7 @@
 //go:build wasip1
 
+//lint:file-ignore U1000 the host calls the go:wasmexport functions, which reach the rest.
+
 package corral
 
 import (
