@@ -204,7 +204,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 
 	// Load the plugins, then keep watching them and the config file.
 	if cfg.Plugins.Dir != "" {
-		if _, err := reg.Scan(ctx); err != nil {
+		if err := reg.Load(ctx, 10*time.Second); err != nil {
 			log.Error("plugin directory", "err", err)
 		}
 		st := reg.Status()

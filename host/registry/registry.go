@@ -214,6 +214,23 @@ func (r *Registry) Scan(ctx context.Context) (pending bool, err error) {
 	return r.scanLocked(ctx)
 }
 
+// Load scans until no file is still changing (or maxWait passes), for a
+// start-up that should serve every plugin present from its first request.
+func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
+	deadline := time.Now().Add(maxWait)
+	for {
+		pending, err := r.Scan(ctx)
+		if err != nil || !pending || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.opts.Debounce):
+		}
+	}
+}
+
 func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 	start := time.Now()
 	r.scanErrs = nil

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// repoRoot is the repository root (two levels up from cmd/corral).
+var repoRoot = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}()
+
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodesAndHelp(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("log:\n  level: info\nplugin:\n  files:\n    limits:\n      instances: 0\n"), 0o644)
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte("[log]\nlevel = \"debug\"\n"), 0o644)
+
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // substring
+		stderr     string // substring
+		emptyOther bool
+	}{
+		{"no args", nil, exitUsage, "", "Commands:", false},
+		{"help", []string{"--help"}, exitOK, "Commands:", "", false},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", `unknown command "frobnicate"`, false},
+		{"serve help", []string{"serve", "--help"}, exitOK, "--plugins DIR", "", false},
+		{"serve -h", []string{"serve", "-h"}, exitOK, "--http ADDR", "", false},
+		{"serve bad flag", []string{"serve", "--nope"}, exitUsage, "", "flag provided but not defined: -nope", false},
+		{"serve extra arg", []string{"serve", "x"}, exitUsage, "", `unexpected argument "x"`, false},
+		{"serve bad config", []string{"serve", "--config", bad}, exitFail, "", "plugin.files.limits.instances", false},
+		{"serve bad level", []string{"serve", "--log-level", "loud"}, exitFail, "", "flag: log.level", false},
+		{"plugin help", []string{"plugin", "--help"}, exitOK, "inspect [--json]", "", false},
+		{"plugin no sub", []string{"plugin"}, exitUsage, "", "missing subcommand", false},
+		{"plugin bad sub", []string{"plugin", "eat"}, exitUsage, "", `unknown subcommand "eat"`, false},
+		{"inspect help", []string{"plugin", "inspect", "--help"}, exitOK, "--json", "", false},
+		{"inspect no file", []string{"plugin", "inspect"}, exitUsage, "", "want exactly one FILE.wasm", false},
+		{"inspect missing file", []string{"plugin", "inspect", filepath.Join(dir, "none.wasm")}, exitFail, "", "no such file", false},
+		{"inspect garbage", []string{"plugin", "inspect", bad}, exitFail, "", "bad.yaml", false},
+		{"check help", []string{"plugin", "check", "--help"}, exitOK, "--config FILE", "", false},
+		{"check garbage", []string{"plugin", "check", bad}, exitFail, "", "bad.yaml", false},
+		{"config help", []string{"config", "--help"}, exitOK, "corral config check FILE", "", false},
+		{"config check help", []string{"config", "check", "--help"}, exitOK, "line and key", "", false},
+		{"config check bad", []string{"config", "check", bad}, exitFail, "",
+			"bad.yaml:6: plugin.files.limits.instances: must be between 1 and 256", true},
+		{"config check good", []string{"config", "check", good}, exitOK, "ok", "", true},
+		{"config check missing", []string{"config", "check", filepath.Join(dir, "none.yaml")}, exitFail, "", "cannot read", false},
+		{"config check no file", []string{"config", "check"}, exitUsage, "", "want exactly one FILE", false},
+		{"version", []string{"version"}, exitOK, "corral ", "", true},
+		{"version help", []string{"version", "--help"}, exitOK, "Usage: corral version", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "", tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, stderr)
+			}
+			if tt.emptyOther && tt.code == exitOK && stderr != "" {
+				t.Errorf("unexpected stderr: %s", stderr)
+			}
+			if tt.emptyOther && tt.code != exitOK && stdout != "" {
+				t.Errorf("unexpected stdout: %s", stdout)
+			}
+		})
+	}
+}
+
+func builtPlugins(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := os.Stat(filepath.Join(repoRoot, "build", "plugins", n+".wasm")); err != nil {
+			t.Skipf("build/plugins/%s.wasm missing (run make plugins)", n)
+		}
+	}
+}
+
+func TestInspectAndCheckRealPlugin(t *testing.T) {
+	builtPlugins(t, "conformance")
+	wasm := filepath.Join(repoRoot, "build", "plugins", "conformance.wasm")
+	code, out, errs := runCLI(t, "", "plugin", "inspect", wasm)
+	if code != exitOK || !strings.Contains(out, "name:         conformance") || !strings.Contains(out, "test_simple_prompt") {
+		t.Errorf("inspect: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "", "plugin", "inspect", "--json", wasm)
+	var m struct {
+		Name   string `json:"name"`
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); code != exitOK || err != nil || m.Name != "conformance" || len(m.SHA256) != 64 {
+		t.Errorf("inspect --json: exit %d, %v, %+v\n%s", code, err, m, errs)
+	}
+	code, out, errs = runCLI(t, "", "plugin", "check", wasm)
+	if code != exitOK || !strings.Contains(out, "tools: ") {
+		t.Errorf("check: exit %d\n%s\n%s", code, out, errs)
+	}
+	// A pin that does not match is a problem.
+	cfg := filepath.Join(t.TempDir(), "pin.yaml")
+	os.WriteFile(cfg, []byte("plugin:\n  conformance:\n    sha256: "+strings.Repeat("ab", 32)+"\n"), 0o644)
+	code, _, errs = runCLI(t, "", "plugin", "check", "--config", cfg, wasm)
+	if code != exitFail || !strings.Contains(errs, "does not match the pin") {
+		t.Errorf("check with a wrong pin: exit %d\n%s", code, errs)
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// corralBinary builds cmd/corral once per test run.
+func corralBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "corral-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "corral")
+		out, err := exec.Command("go", "build", "-trimpath", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestServeSampleConfig runs `corral serve` as `make run` does (the built
+// binary with testdata/sample/corral.yaml, over HTTP), waits for /readyz and
+// lists resources, then shuts it down with SIGTERM.
+func TestServeSampleConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	builtPlugins(t, "files", "conformance")
+	bin := corralBinary(t)
+	addr := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--config", filepath.Join(repoRoot, "testdata", "sample", "corral.yaml"), "--http", addr)
+	logs := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	}()
+
+	base := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("corral exited before ready: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz not 200 within 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "resources/list")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var rpc struct {
+		Result struct {
+			Resources []struct {
+				URI string `json:"uri"`
+			} `json:"resources"`
+		} `json:"result"`
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &rpc); err != nil || rpc.Error != nil {
+		t.Fatalf("resources/list: %v: %s", err, raw)
+	}
+	var test bool
+	for _, r := range rpc.Result.Resources {
+		test = test || r.URI == "test://static-text"
+	}
+	if !test {
+		t.Errorf("resources/list lacks the conformance plugin's test://static-text: %s", raw)
+	}
+
+	mresp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mraw, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	for _, want := range []string{"corral_plugins_loaded ", "corral_build_info{", `corral_reloads_total{result="ok"}`} {
+		if !strings.Contains(string(mraw), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v, want 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no exit within 15s of SIGTERM")
+	}
+	if !strings.Contains(logs.String(), "corral stopped") {
+		t.Errorf("no graceful stop in the log")
+	}
+}
+
+// TestServeStdio serves one request over stdin/stdout and exits 0 at EOF.
+func TestServeStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	builtPlugins(t, "conformance")
+	bin := corralBinary(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644)
+	cmd := exec.Command(bin, "serve", "--plugins", dir)
+	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	if !sc.Scan() {
+		t.Fatalf("no response line; stderr:\n%s", stderr.String())
+	}
+	line := sc.Text()
+	if !strings.Contains(line, `"id":7`) || !strings.Contains(line, "test_simple_text") {
+		t.Errorf("response %s", line)
+	}
+}
