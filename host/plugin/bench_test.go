@@ -126,6 +126,12 @@ func BenchmarkCallRead(b *testing.B) {
 			p, done := benchPlugin(b, wasm, 2)
 			defer done()
 			req := reqs[name]
+			for range 2000 {
+				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
