@@ -312,3 +312,23 @@ func BenchmarkHandleTool(b *testing.B) {
 		}
 	}
 }
+
+// FuzzHandle feeds arbitrary requests to every operation: the SDK must
+// answer each with a status and a JSON payload, never panic.
+func FuzzHandle(f *testing.F) {
+	f.Add(uint8(3), []byte(`{"uri":"demo://hello","principal":{"id":"a"}}`))
+	f.Add(uint8(5), []byte(`{"name":"echo","arguments":{"text":1}}`))
+	f.Add(uint8(6), []byte(`{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"tone"}}`))
+	f.Add(uint8(2), []byte(`{"limit":-1}`))
+	f.Add(uint8(4), []byte(`null`))
+	p := testPlugin()
+	f.Fuzz(func(t *testing.T, op uint8, req []byte) {
+		status, out := p.Handle(abi.Op(op%8), req)
+		if status != abi.StatusOK && status != abi.StatusError {
+			t.Fatalf("status %d", status)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON response %q", out)
+		}
+	})
+}

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,22 @@ func BenchmarkListPage(b *testing.B) {
 			b.Fatal(string(out))
 		}
 	}
+}
+
+// FuzzCursor checks that any cursor either fails cleanly or names a clean
+// path inside its root.
+func FuzzCursor(f *testing.F) {
+	roots := []string{"/srv/docs", "/"}
+	f.Add(encodeCursor(0, "a/b"))
+	f.Add(encodeCursor(1, "etc"))
+	f.Add("MDouLi8uLg")
+	f.Fuzz(func(t *testing.T, c string) {
+		root, p, err := decodeCursor(c, roots)
+		if err != nil {
+			return
+		}
+		if rootOf(roots[root:root+1], p) != 0 || !strings.HasPrefix(p, "/") || path.Clean(p) != p {
+			t.Fatalf("cursor %q decodes to %q outside root %q", c, p, roots[root])
+		}
+	})
 }

@@ -37,6 +37,8 @@ type issue struct {
 	Attachments []attachment `json:"attachments"`
 	// VisibleTo limits the issue to principals in one of these groups.
 	VisibleTo []string `json:"visibleTo"`
+
+	rendered string // cached Markdown, see markdown
 }
 
 type comment struct {

@@ -162,7 +162,7 @@ func (s *server) read(r *abi.ReadResourceRequest) (*abi.ReadResourceResult, erro
 		return nil, notFound(r.URI)
 	}
 	if rf.attachment == "" {
-		return corral.Contents(corral.TextContents(r.URI, markdown, render(is))), nil
+		return corral.Contents(corral.TextContents(r.URI, markdown, is.markdown())), nil
 	}
 	a := is.attachment(rf.attachment)
 	if a == nil {
@@ -186,6 +186,15 @@ func issueURI(n int) string { return "issues://" + strconv.Itoa(n) }
 
 func attachmentURI(n int, name string) string {
 	return issueURI(n) + "/attachments/" + name
+}
+
+// markdown returns the issue rendered as Markdown, rendering it once per
+// load of the data file.
+func (is *issue) markdown() string {
+	if is.rendered == "" {
+		is.rendered = render(is)
+	}
+	return is.rendered
 }
 
 // render formats an issue as Markdown.
@@ -337,7 +346,7 @@ func (s *server) triage(r *abi.GetPromptRequest) (*abi.GetPromptResult, error) {
 		ask += fmt.Sprintf(" The requester believes the area is %q: confirm or correct it.", area)
 	}
 	issueBlock := corral.WithAnnotations(
-		corral.EmbeddedResource(corral.TextContents(issueURI(is.Number), markdown, render(is))),
+		corral.EmbeddedResource(corral.TextContents(issueURI(is.Number), markdown, is.markdown())),
 		corral.Annotations{Audience: []string{"assistant"}, Priority: corral.Priority(1), LastModified: is.UpdatedAt})
 	guideBlock := corral.WithAnnotations(
 		corral.EmbeddedResource(corral.TextContents(guideURI, markdown, t.TriageGuide)),
