@@ -126,7 +126,10 @@ func (h *FakeHost) take(dst []byte) int32 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.pending == nil {
-		return abi.ErrnoInvalid
+		return abi.ErrnoNotFound
+	}
+	if len(dst) < len(h.pending) {
+		return abi.ErrnoTooLarge // the output stays pending
 	}
 	n := copy(dst, h.pending)
 	h.pending = nil

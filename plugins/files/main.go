@@ -4,7 +4,8 @@
 // URIs are file:///absolute/path. Files read as text when they are valid
 // UTF-8 without NUL bytes and as base64 blobs otherwise, with a MIME type
 // chosen by extension; directories read as a listing of their entries
-// (mimeType inode/directory). resources/list walks every root depth-first
+// (mimeType inode/directory): one entry name per line, directories with a
+// trailing slash, or "(empty directory)". resources/list walks every root depth-first
 // in name order; its cursor names the last entry listed, so each page costs
 // a few directory listings along that path rather than a walk from the
 // start.
@@ -134,6 +135,9 @@ func (s *server) read(r *abi.ReadResourceRequest) (*abi.ReadResourceResult, erro
 				b.WriteByte('/')
 			}
 			b.WriteByte('\n')
+		}
+		if len(entries) == 0 {
+			b.WriteString("(empty directory)\n")
 		}
 		return corral.Contents(corral.TextContents(r.URI, dirMIME, b.String())), nil
 	}

@@ -26,6 +26,7 @@ func fakeTree() *corral.FakeHost {
 	h.AddFile("/srv/docs/img.png", []byte("\x89PNG\r\n\x1a\n\x00"), mod)
 	h.AddFile("/srv/docs/z.bin", []byte{0xff, 0x00}, mod)
 	h.AddFile("/srv/more/one.txt", []byte("1"), mod)
+	h.Files["/srv/more/empty"] = corral.FakeFile{Dir: true, ModTime: mod}
 	h.AddFile("/srv/secret.txt", []byte("no"), mod)
 	return h
 }
@@ -60,6 +61,8 @@ func TestRead(t *testing.T) {
 			`{"contents":[{"uri":"file:///srv/docs","mimeType":"inode/directory","text":"README.md\na dir/\nimg.png\nz.bin\n"}]}`},
 		{"file:///srv/docs/", abi.StatusOK,
 			`{"contents":[{"uri":"file:///srv/docs/","mimeType":"inode/directory","text":"README.md\na dir/\nimg.png\nz.bin\n"}]}`},
+		{"file:///srv/more/empty", abi.StatusOK,
+			`{"contents":[{"uri":"file:///srv/more/empty","mimeType":"inode/directory","text":"(empty directory)\n"}]}`},
 		{"file:///srv/secret.txt", abi.StatusError, `{"code":"not_found","message":"resource not found: file:///srv/secret.txt"}`},
 		{"file:///srv/docs/missing", abi.StatusError, `{"code":"not_found","message":"resource not found: file:///srv/docs/missing"}`},
 		{"file:///srv/docs/../secret.txt", abi.StatusError, `{"code":"invalid_params","message":"not a clean absolute path: file:///srv/docs/../secret.txt"}`},
@@ -123,6 +126,7 @@ func TestListPages(t *testing.T) {
 		"file:///srv/docs/img.png",
 		"file:///srv/docs/z.bin",
 		"file:///srv/more",
+		"file:///srv/more/empty",
 		"file:///srv/more/one.txt",
 	}
 	for _, limit := range []int{1, 2, 3, 10, 100} {
