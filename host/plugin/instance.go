@@ -74,7 +74,9 @@ func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 		_ = inst.Close(ctx)
 		return nil, errors.New("instance lacks the ABI exports")
 	}
-	p.obs.Instance(p.name, true, "")
+	if p.manifest != nil { // the first instance is reported once the name is known
+		p.obs.Instance(p.name, true, "")
+	}
 	return in, nil
 }
 

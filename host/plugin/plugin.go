@@ -120,6 +120,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		return nil, &Error{Plugin: man.Name, Class: ClassInstantiate, Err: err}
 	}
 	p.caps = caps
+	p.obs.Instance(p.name, true, "")
 	p.slots <- &slot{inst: in}
 	for i := 1; i < cfg.PoolSize; i++ {
 		p.bg.Add(1)
