@@ -76,6 +76,10 @@ if ((${#url[@]} == 0)); then
 	done
 	plugin_dir=$(mktemp -d "${TMPDIR:-/tmp}/corral-conformance-XXXXXX")
 	cp "$wasm" "$plugin_dir/"
+	# Backdate the copy: corral loads a plugin file only once it has been
+	# unchanged for a debounce interval, and the suite judges the protocol,
+	# not start-up timing (interop's TestReadyzMeansLoaded judges that).
+	touch -d '1 minute ago' "$plugin_dir/conformance.wasm"
 	# A free loopback port, from the kernel; retried below if it is taken
 	# before corral binds it.
 	free_port() {

@@ -185,12 +185,22 @@ func copyFile(t testing.TB, from, to string) {
 	}
 }
 
+// settledAge backdates copied plugins: corral's registry waits until a
+// file has been unchanged for its debounce interval before it loads it, and
+// the protocol checks should not depend on that start-up timing
+// (TestReadyzMeansLoaded judges it on its own).
+const settledAge = time.Minute
+
 func copyFileErr(from, to string) error {
 	data, err := os.ReadFile(from)
 	if err != nil {
 		return fmt.Errorf("copy plugin: %w", err)
 	}
 	if err := os.WriteFile(to, data, 0o644); err != nil {
+		return fmt.Errorf("copy plugin: %w", err)
+	}
+	old := time.Now().Add(-settledAge)
+	if err := os.Chtimes(to, old, old); err != nil {
 		return fmt.Errorf("copy plugin: %w", err)
 	}
 	return nil
