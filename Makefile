@@ -28,7 +28,7 @@ build/plugins/%.wasm: FORCE
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../$@ ./$*
 
 run: build plugins
-	$(BIN) serve --config examples/corral.yaml --http $(HTTP_ADDR)
+	$(BIN) serve --config testdata/sample/corral.yaml --http $(HTTP_ADDR)
 
 # The whole suite: unit tests (with the race detector), the independent
 # clients and the official conformance suite.
