@@ -440,3 +440,25 @@ func TestPublicAddr(t *testing.T) {
 		})
 	}
 }
+
+// TestKVSharedAcrossVersions: two loaded versions of one plugin (an old one
+// draining while a new one serves) share one store.
+func TestKVSharedAcrossVersions(t *testing.T) {
+	dataDir := t.TempDir()
+	e := newEnv(t, RuntimeConfig{DataDir: dataDir})
+	old := e.load(t, "caps", Config{Grants: Grants{KV: true}})
+	cur := e.load(t, "caps", Config{Grants: Grants{KV: true}})
+	if r := callCaps(t, old, `kx="from old"`); r.N != 0 {
+		t.Fatalf("set: %+v", r)
+	}
+	if r := callCaps(t, cur, "gx"); string(r.Out) != `"from old"` {
+		t.Errorf("new version reads %+v", r)
+	}
+	old.Close(context.Background())
+	if r := callCaps(t, cur, `ky=2`); r.N != 0 {
+		t.Errorf("set after the old version closed: %+v", r)
+	}
+	if r := callCaps(t, cur, "gx"); string(r.Out) != `"from old"` {
+		t.Errorf("after close: %+v", r)
+	}
+}

@@ -449,3 +449,14 @@ func TestTailBuffer(t *testing.T) {
 }
 
 var _ = json.Valid
+
+func TestRecycleAfterMaxCalls(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "good", Config{PoolSize: 1, Limits: Limits{MaxCallsPerInstance: 3}})
+	for range 10 {
+		readGood(t, p)
+	}
+	if n := e.rec.discards("recycle"); n != 3 {
+		t.Errorf("recycled %d instances, want 3", n)
+	}
+}
