@@ -206,6 +206,10 @@ func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, Error
 		p.slots <- s
 		return nil, ClassClosed, ErrClosed
 	}
+	if err := ctx.Err(); err != nil { // do not spend an instance on a call nobody awaits
+		p.slots <- s
+		return nil, ClassCanceled, err
+	}
 	if s.inst == nil {
 		in, err := p.newInstance(ctx)
 		if err != nil {
