@@ -29,8 +29,6 @@ const (
 	DefaultHTTPMaxRedirects    = 5
 	DefaultStderrBytes         = 8 << 10
 	DefaultMaxCallsPerInstance = 100_000
-	// MinMemoryPages is the smallest memory limit accepted.
-	MinMemoryPages = 1
 )
 
 // Config is how the operator runs one plugin.
