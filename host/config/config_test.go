@@ -45,7 +45,7 @@ plugin:
 `)
 	type got struct {
 		Addr, Level, Dir string
-		PageSize        int
+		PageSize         int
 	}
 	tests := []struct {
 		name  string

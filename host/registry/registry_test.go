@@ -217,7 +217,10 @@ func TestAddReplaceCorruptRemove(t *testing.T) {
 				return f.State == StateFailed && s == "v2" && f.Version == "2" && strings.Contains(f.Error, "not a plugin")
 			}, nil},
 		{"repair", func() { writeSpec(t, dir, "a.wasm", spec{Name: "a", Version: "3", Scheme: "a", Text: "v3"}) },
-			func() bool { s, _ := read(cat, "a://doc"); return s == "v3" && fileState(r, "a.wasm").State == StateServing },
+			func() bool {
+				s, _ := read(cat, "a://doc")
+				return s == "v3" && fileState(r, "a.wasm").State == StateServing
+			},
 			&Event{Resources: true, Replaced: []string{"a"}}},
 		{"remove", func() { os.Remove(filepath.Join(dir, "a.wasm")) },
 			func() bool {
@@ -352,7 +355,7 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	os.Chtimes(filepath.Join(dir, "a.wasm"), old, old)
 	loader := &nativeLoader{}
 	r := start(t, dir, loader, nil, nil)
-	hammer(t, r.Catalog(), "a://doc", "steady", func() {
+	hammer(t, 4, r.Catalog(), "a://doc", "steady", func() {
 		for i, step := range []func(){
 			func() { writeSpec(t, dir, "b.wasm", spec{Name: "b", Scheme: "b", Text: "1"}) },
 			func() { writeSpec(t, dir, "b.wasm", spec{Name: "b", Scheme: "b", Text: "2"}) },
@@ -374,15 +377,15 @@ func TestHotReloadUnderLoad(t *testing.T) {
 	}
 }
 
-// hammer reads uri from several goroutines while change runs, and fails
+// hammer reads uri from readers goroutines while change runs, and fails
 // on any error or unexpected text.
-func hammer(t *testing.T, cat *catalog.Catalog, uri, want string, change func()) {
+func hammer(t *testing.T, readers int, cat *catalog.Catalog, uri, want string, change func()) {
 	t.Helper()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var reads, bad atomic.Int64
 	var firstErr atomic.Value
-	for range 4 {
+	for range readers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
