@@ -83,6 +83,7 @@ func (o observer) Call(p, op string, d time.Duration, c plugin.ErrorClass) {
 func (o observer) Instance(p string, created bool, reason string) { o.m.Instance(p, created, reason) }
 func (o observer) Quarantine(p string, on bool)                   { o.m.Quarantine(p, on) }
 func (o observer) Denied(p, capability, reason string)            { o.m.Denied(p, capability, reason) }
+func (o observer) Rejected(p, op string)                          { o.m.Rejected(p, op) }
 
 var _ plugin.Observer = observer{}
 

@@ -89,25 +89,25 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, cu
 		NextCursor string     `json:"nextCursor"`
 	}
 	if err := decodeStrict(out, &res); err != nil {
-		return nil, "", s.badOutput(pr, err)
+		return nil, "", s.badOutput(pr, abi.OpListResources, err)
 	}
 	if len(res.Resources) > limit {
-		return nil, "", s.badOutput(pr, outputErr("listed %d resources, the limit was %d", len(res.Resources), limit))
+		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("listed %d resources, the limit was %d", len(res.Resources), limit))
 	}
 	if len(res.NextCursor) > maxInnerCursor {
-		return nil, "", s.badOutput(pr, outputErr("cursor longer than %d bytes", maxInnerCursor))
+		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("cursor longer than %d bytes", maxInnerCursor))
 	}
 	if len(res.Resources) == 0 && res.NextCursor != "" {
-		return nil, "", s.badOutput(pr, outputErr("an empty page with a next cursor"))
+		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("an empty page with a next cursor"))
 	}
 	items := make([]json.RawMessage, len(res.Resources))
 	for i := range res.Resources {
 		if err := pr.checkResource(&res.Resources[i]); err != nil {
-			return nil, "", s.badOutput(pr, err)
+			return nil, "", s.badOutput(pr, abi.OpListResources, err)
 		}
 		b, err := encode(&res.Resources[i])
 		if err != nil {
-			return nil, "", s.badOutput(pr, err)
+			return nil, "", s.badOutput(pr, abi.OpListResources, err)
 		}
 		items[i] = b
 	}

@@ -50,7 +50,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		TTLMs    *int64             `json:"ttlMs"`
 	}
 	if err := decodeStrict(out, &res); err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpReadResource, err)
 	}
 	if len(res.Contents) == 0 {
 		return nil, notFound(uri)
@@ -68,13 +68,13 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 	for i := range res.Contents {
 		n, err := pr.checkContents(&res.Contents[i])
 		if err != nil {
-			return nil, s.badOutput(pr, err)
+			return nil, s.badOutput(pr, abi.OpReadResource, err)
 		}
 		if total += n; total > s.opts.MaxContentBytes {
-			return nil, s.badOutput(pr, outputErr("contents exceed %d bytes", s.opts.MaxContentBytes))
+			return nil, s.badOutput(pr, abi.OpReadResource, outputErr("contents exceed %d bytes", s.opts.MaxContentBytes))
 		}
 		if result.Contents[i], err = encode(&res.Contents[i]); err != nil {
-			return nil, s.badOutput(pr, err)
+			return nil, s.badOutput(pr, abi.OpReadResource, err)
 		}
 	}
 	return result, nil
@@ -106,23 +106,23 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 	}
 	var res getPromptResult
 	if err := decodeStrict(out, &res); err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 	}
 	if res.Messages == nil {
-		return nil, s.badOutput(pr, outputErr("prompt result has no messages"))
+		return nil, s.badOutput(pr, abi.OpGetPrompt, outputErr("prompt result has no messages"))
 	}
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		if m.Role != "user" && m.Role != "assistant" {
-			return nil, s.badOutput(pr, outputErr("message role %q", m.Role))
+			return nil, s.badOutput(pr, abi.OpGetPrompt, outputErr("message role %q", m.Role))
 		}
 		if err := pr.checkBlock(&m.Content); err != nil {
-			return nil, s.badOutput(pr, err)
+			return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 		}
 	}
 	b, err := encode(&res)
 	if err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 	}
 	return b, nil
 }
@@ -145,22 +145,22 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 	}
 	var res callToolResult
 	if err := decodeStrict(out, &res); err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpCallTool, err)
 	}
 	if res.Content == nil {
 		res.Content = []contentBlock{}
 	}
 	for i := range res.Content {
 		if err := pr.checkBlock(&res.Content[i]); err != nil {
-			return nil, s.badOutput(pr, err)
+			return nil, s.badOutput(pr, abi.OpCallTool, err)
 		}
 	}
 	if len(res.StructuredContent) > 0 && !isObject(res.StructuredContent) {
-		return nil, s.badOutput(pr, outputErr("structuredContent is not an object"))
+		return nil, s.badOutput(pr, abi.OpCallTool, outputErr("structuredContent is not an object"))
 	}
 	b, err := encode(&res)
 	if err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpCallTool, err)
 	}
 	return b, nil
 }
@@ -207,7 +207,7 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 	}
 	var res abi.CompleteResult
 	if err := decodeStrict(out, &res); err != nil {
-		return nil, s.badOutput(pr, err)
+		return nil, s.badOutput(pr, abi.OpComplete, err)
 	}
 	c := res.Completion
 	if c.Values == nil {
@@ -215,7 +215,7 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 	}
 	n := len(c.Values)
 	if c.Total != nil && *c.Total < n {
-		return nil, s.badOutput(pr, outputErr("completion total %d is less than its %d values", *c.Total, n))
+		return nil, s.badOutput(pr, abi.OpComplete, outputErr("completion total %d is less than its %d values", *c.Total, n))
 	}
 	if n > MaxCompletionValues {
 		c.Values = c.Values[:MaxCompletionValues]
@@ -256,7 +256,10 @@ func (s *Set) providerErr(pr *provider, err error, uri string) error {
 	return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
 }
 
-func (s *Set) badOutput(pr *provider, err error) error {
+func (s *Set) badOutput(pr *provider, op abi.Op, err error) error {
+	if r, ok := pr.Provider.(OutputRejecter); ok {
+		r.RejectOutput(op, err)
+	}
 	return &Error{Kind: KindInternal, Message: "the plugin returned invalid output", Plugin: pr.name, Err: err}
 }
 

@@ -27,6 +27,13 @@ type Digester interface {
 	Digest() string
 }
 
+// OutputRejecter is implemented by providers that want to hear when the
+// Set refused their output as invalid. A Wasm plugin counts it as a failed
+// call (toward quarantine and in its metrics), just as it counts a trap.
+type OutputRejecter interface {
+	RejectOutput(op abi.Op, err error)
+}
+
 // Kind classifies an Error for the protocol layer, which maps it to a
 // JSON-RPC code depending on the protocol era.
 type Kind int

@@ -115,6 +115,12 @@ func (m *Metrics) Call(plugin, method string, d time.Duration, class string) {
 	}
 }
 
+// Rejected records a call whose output the catalog refused as invalid: an
+// error of class bad_output for a call already counted.
+func (m *Metrics) Rejected(plugin, method string) {
+	m.errors.WithLabelValues(plugin, method, "bad_output").Inc()
+}
+
 // Instance records an instance created or discarded (with the reason).
 func (m *Metrics) Instance(plugin string, created bool, reason string) {
 	if created {

@@ -72,6 +72,12 @@ func (r *recorder) Denied(plugin, capability, reason string) {
 	r.denied = append(r.denied, plugin+"/"+capability+"/"+reason)
 }
 
+func (r *recorder) Rejected(plugin, op string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, recCall{plugin, op, ClassBadOutput})
+}
+
 func (r *recorder) Notify(plugin string, kind int32, uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

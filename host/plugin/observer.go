@@ -41,6 +41,9 @@ type Observer interface {
 	// Quarantine reports the plugin entering (true) or leaving (false)
 	// quarantine.
 	Quarantine(plugin string, on bool)
+	// Rejected reports a call whose output the catalog refused as invalid
+	// after the call itself had been recorded as a success.
+	Rejected(plugin string, op string)
 	// Denied reports a host-function call refused for lack of a grant or
 	// outside it (a path, host or URI), or dropped by a rate limit.
 	Denied(plugin string, capability string, reason string)
@@ -52,3 +55,4 @@ func (nopObserver) Call(string, string, time.Duration, ErrorClass) {}
 func (nopObserver) Instance(string, bool, string)                  {}
 func (nopObserver) Quarantine(string, bool)                        {}
 func (nopObserver) Denied(string, string, string)                  {}
+func (nopObserver) Rejected(string, string)                        {}

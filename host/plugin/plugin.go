@@ -38,6 +38,7 @@ type Plugin struct {
 	now         func() time.Time // the clock of quarantine; tests replace it
 	qmu         sync.Mutex
 	failures    int
+	okReset     int // failures cleared by the last success (see RejectOutput)
 	quarantined bool
 	until       time.Time
 	backoff     time.Duration
@@ -260,6 +261,7 @@ func (p *Plugin) record(class ErrorClass) {
 	now := p.now()
 	defer p.qmu.Unlock()
 	if !class.Failure() {
+		p.okReset = p.failures
 		p.failures = 0
 		if p.quarantined {
 			p.quarantined = false
