@@ -109,6 +109,7 @@ func builtPlugins(t *testing.T, names ...string) {
 
 func TestInspectAndCheckRealPlugin(t *testing.T) {
 	builtPlugins(t, "conformance")
+	t.Setenv("CORRAL_PLUGINS_CACHE_DIR", filepath.Join(repoRoot, "build", "cache"))
 	wasm := filepath.Join(repoRoot, "build", "plugins", "conformance.wasm")
 	code, out, errs := runCLI(t, "", "plugin", "inspect", wasm)
 	if code != exitOK || !strings.Contains(out, "name:         conformance") || !strings.Contains(out, "test_simple_prompt") {
@@ -128,7 +129,7 @@ func TestInspectAndCheckRealPlugin(t *testing.T) {
 	}
 	// A pin that does not match is a problem.
 	cfg := filepath.Join(t.TempDir(), "pin.yaml")
-	os.WriteFile(cfg, []byte("plugin:\n  conformance:\n    sha256: "+strings.Repeat("ab", 32)+"\n"), 0o644)
+	os.WriteFile(cfg, []byte("plugins:\n  cacheDir: "+filepath.Join(repoRoot, "build", "cache")+"\nplugin:\n  conformance:\n    sha256: "+strings.Repeat("ab", 32)+"\n"), 0o644)
 	code, _, errs = runCLI(t, "", "plugin", "check", "--config", cfg, wasm)
 	if code != exitFail || !strings.Contains(errs, "does not match the pin") {
 		t.Errorf("check with a wrong pin: exit %d\n%s", code, errs)

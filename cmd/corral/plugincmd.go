@@ -45,7 +45,8 @@ func runPlugin(ctx context.Context, e *env, args []string) int {
 
 func runInspect(ctx context.Context, e *env, args []string) int {
 	fs := newFlags("plugin inspect", "corral plugin inspect [--json] FILE.wasm",
-		"Print a plugin's manifest, obtained by running it in the sandbox with no capabilities.")
+		`Print a plugin's manifest, obtained by running it in the sandbox with no
+capabilities. CORRAL_PLUGINS_CACHE_DIR names a compilation cache to use.`)
 	asJSON := fs.Bool("json", false, "print the manifest as JSON")
 	pos, code, ok := parse(e, fs, args)
 	if !ok {
@@ -59,7 +60,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "corral: %v\n", err)
 		return exitFail
 	}
-	m, err := plugin.Inspect(ctx, data)
+	m, err := inspect(ctx, pos[0], data)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "corral: %s: %v\n", pos[0], err)
 		return exitFail
@@ -75,6 +76,26 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	}
 	printManifest(e, m, hex.EncodeToString(sum[:]))
 	return exitOK
+}
+
+// inspect reads a plugin's manifest by running it with no capabilities,
+// using the compilation cache named by CORRAL_PLUGINS_CACHE_DIR if any.
+func inspect(ctx context.Context, path string, data []byte) (*abi.Manifest, error) {
+	cfg, err := config.Load(config.Source{})
+	if err != nil {
+		return nil, err
+	}
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	defer rt.Close(ctx)
+	mod, err := registry.WasmLoader(rt).Compile(ctx, path, data)
+	if err != nil {
+		return nil, err
+	}
+	defer mod.Close(ctx)
+	return mod.Manifest(), nil
 }
 
 func printManifest(e *env, m *abi.Manifest, digest string) {
