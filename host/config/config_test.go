@@ -275,3 +275,21 @@ func TestWatcherSeesFileChange(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumented keeps docs/configuration.md in step with the schema.
+func TestDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range schema {
+		long := strings.TrimSuffix(strings.ReplaceAll(key, "plugin.*.", "plugin.<name>."), ".*")
+		short := strings.TrimPrefix(long, "plugin.<name>.")
+		if !strings.Contains(string(doc), "`"+long) && !strings.Contains(string(doc), "`"+short) {
+			t.Errorf("key %s is not documented", key)
+		}
+		if !strings.Contains(key, "*") && !strings.Contains(string(doc), envName(key)) {
+			t.Errorf("env %s of %s is not documented", envName(key), key)
+		}
+	}
+}
