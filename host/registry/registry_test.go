@@ -414,3 +414,48 @@ func hammer(t *testing.T, readers int, cat *catalog.Catalog, uri, want string, c
 		t.Error("no reads happened")
 	}
 }
+
+// TestLoadWaitsForFreshFiles: at start-up, Load serves a file written just
+// before, once it has settled, rather than skipping it.
+func TestLoadWaitsForFreshFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeSpec(t, dir, "a.wasm", spec{Name: "a", Scheme: "a", Text: "fresh"})
+	r, err := New(Options{Dir: dir, Loader: &nativeLoader{}, Debounce: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	if err := r.Load(context.Background(), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := read(r.Catalog(), "a://doc"); err != nil || s != "fresh" {
+		t.Errorf("a://doc = %q, %v after Load", s, err)
+	}
+	if !r.Ready() {
+		t.Error("not ready after Load")
+	}
+}
+
+// TestDisableByConfig: disabling a serving plugin removes it from the set
+// with an event, and closes it.
+func TestDisableByConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeSpec(t, dir, "a.wasm", spec{Name: "a", Scheme: "a", Text: "x"})
+	old := time.Now().Add(-time.Minute)
+	os.Chtimes(filepath.Join(dir, "a.wasm"), old, old)
+	loader := &nativeLoader{}
+	ev := &events{}
+	r := start(t, dir, loader, nil, ev)
+	off := config.DefaultPlugin()
+	off.Enabled = false
+	r.UpdateConfig(&config.Config{Plugin: map[string]config.Plugin{"a": off}})
+	eventually(t, "a disabled", func() bool { return fileState(r, "a.wasm").State == StateDisabled })
+	eventually(t, "a closed", func() bool { return loader.closed.Load() == 1 })
+	got := ev.all()
+	if len(got) != 2 || !cmp.Equal(got[1].Removed, []string{"a"}) {
+		t.Errorf("events %+v, want an add then a removal of a", got)
+	}
+	if n := loader.compiles.Load(); n != 1 {
+		t.Errorf("%d compiles, want 1", n)
+	}
+}
