@@ -284,7 +284,8 @@ func TestServeSampleConfig(t *testing.T) {
 	}
 }
 
-// TestServeStdio serves one request over stdin/stdout and exits 0 at EOF.
+// TestServeStdio serves over stdin/stdout with the admin endpoints on their
+// own listener, answers a request, and exits 0 when stdin closes.
 func TestServeStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -297,21 +298,55 @@ func TestServeStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644)
-	cmd := exec.Command(bin, "serve", "--plugins", dir)
+	admin := freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--plugins", dir, "--admin", admin)
 	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
 	var stderr syncBuf
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	defer func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("admin /readyz not 200 within 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n")
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	if !sc.Scan() {
-		t.Fatalf("no response line; stderr:\n%s", stderr.String())
+		t.Fatalf("no response line: %v", sc.Err())
 	}
 	line := sc.Text()
 	if !strings.Contains(line, `"id":7`) || !strings.Contains(line, "test_simple_text") {
 		t.Errorf("response %s", line)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after stdin EOF: %v, want 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no exit within 15s of stdin EOF")
 	}
 }
