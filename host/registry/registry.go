@@ -50,7 +50,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Observer receives reload metrics; nil records nothing.
 	Observer Observer
-	// OnChange is called after every swap, from the registry's goroutine.
+	// OnChange is called after every swap that added, removed or replaced
+	// a plugin, from the goroutine that scanned, once the scan is over.
 	OnChange func(Event)
 	// Progress, when set, is called as files are compiled during a scan:
 	// done of total files processed.
@@ -94,6 +95,7 @@ type Registry struct {
 	serving  map[string]*loaded // path → version in the current Set
 	last     reloadStatus
 	scanErrs []error // failures of the scan in progress
+	events   []Event // swaps of the scan in progress, emitted after it
 	closed   bool
 	drains   sync.WaitGroup
 }
@@ -206,12 +208,22 @@ func (r *Registry) Trigger() {
 // are in Status.
 func (r *Registry) Scan(ctx context.Context) (pending bool, err error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return false, errors.New("registry: closed")
 	}
-	defer r.ready.Store(true)
-	return r.scanLocked(ctx)
+	pending, err = r.scanLocked(ctx)
+	evs := r.events
+	r.events = nil
+	r.ready.Store(true)
+	r.mu.Unlock()
+	// Outside the lock, so OnChange may call Status.
+	if r.opts.OnChange != nil {
+		for _, ev := range evs {
+			r.opts.OnChange(ev)
+		}
+	}
+	return pending, err
 }
 
 // Load scans until no file is still changing (or maxWait passes), for a
@@ -478,8 +490,8 @@ func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start 
 	r.log.Info("plugin set swapped", "generation", set.Generation(), "plugins", len(set.Providers()),
 		"added", ev.Added, "removed", ev.Removed, "replaced", ev.Replaced)
 	r.report(true, start)
-	if r.opts.OnChange != nil && len(ev.Added)+len(ev.Removed)+len(ev.Replaced) > 0 {
-		r.opts.OnChange(ev)
+	if len(ev.Added)+len(ev.Removed)+len(ev.Replaced) > 0 {
+		r.events = append(r.events, ev)
 	}
 }
 

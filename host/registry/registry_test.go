@@ -161,8 +161,12 @@ func start(t *testing.T, dir string, loader Loader, cfg *config.Config, ev *even
 		Debounce: 30 * time.Millisecond, Rescan: 500 * time.Millisecond,
 		DrainGrace: 20 * time.Millisecond,
 	}
+	var r *Registry
 	if ev != nil {
-		opts.OnChange = ev.add
+		opts.OnChange = func(e Event) {
+			_ = r.Status() // OnChange may look at the registry
+			ev.add(e)
+		}
 	}
 	r, err := New(opts)
 	if err != nil {
