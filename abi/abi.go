@@ -15,7 +15,7 @@ import "fmt"
 // versions only add host functions, operations or optional fields.
 const (
 	Major = 1
-	Minor = 0
+	Minor = 1
 )
 
 // ImportModule is the module name under which the host provides its
@@ -54,6 +54,11 @@ const (
 	FuncLog = "log"
 	// FuncNotify (kind, ptr, len i32) -> i32 queues a notification.
 	FuncNotify = "notify"
+	// FuncProgress (progress f64, total f64, mptr, mlen i32) -> i32 reports
+	// the progress of the current call to the client that made the request,
+	// when it asked for progress (ABI 1.1). total is 0 when unknown; the
+	// message may be empty. It needs no capability.
+	FuncProgress = "progress"
 	// FuncKVGet (kptr, klen i32) -> i32 reads a value; output pending.
 	FuncKVGet = "kv_get"
 	// FuncKVSet (kptr, klen, vptr, vlen i32) -> i32 stores a value.

@@ -9,7 +9,7 @@
 #   CORRAL_BIN=path interop/conformance.sh      judge another corral binary
 #
 # By default it copies build/plugins/conformance.wasm into a temporary plugin
-# folder, starts `bin/corral serve --plugins DIR --http 127.0.0.1:PORT` on a
+# folder, starts `bin/corral serve --config DIR/corral.yaml --plugins DIR --http 127.0.0.1:PORT` (granting the plugin log and notify) on a
 # free port, waits for /readyz, and runs the suite twice against /mcp: with
 # --requirements 2026-07-28 and with --requirements 2025-11-25 (corral serves
 # both eras on one endpoint), each against its baseline
@@ -80,6 +80,15 @@ if ((${#url[@]} == 0)); then
 	# unchanged for a debounce interval, and the suite judges the protocol,
 	# not start-up timing (interop's TestReadyzMeansLoaded judges that).
 	touch -d '1 minute ago' "$plugin_dir/conformance.wasm"
+	# The fixtures send log messages and list_changed notifications: grant
+	# them log and notify (nothing is granted by default).
+	cat >"$plugin_dir/corral.yaml" <<-'YAML'
+		plugin:
+		  conformance:
+		    grants:
+		      log: true
+		      notify: true
+	YAML
 	# A free loopback port, from the kernel; retried below if it is taken
 	# before corral binds it.
 	free_port() {
@@ -97,8 +106,8 @@ if ((${#url[@]} == 0)); then
 	for attempt in 1 2 3; do
 		port=$(free_port)
 		addr=127.0.0.1:$port
-		log "starting bin/corral serve --plugins $plugin_dir --http $addr (log: build/conformance/server.log)"
-		"$bin" serve --plugins "$plugin_dir" --http "$addr" --log-level debug </dev/null >"$out/server.log" 2>&1 &
+		log "starting bin/corral serve --config $plugin_dir/corral.yaml --plugins $plugin_dir --http $addr (log: build/conformance/server.log)"
+		"$bin" serve --config "$plugin_dir/corral.yaml" --plugins "$plugin_dir" --http "$addr" --log-level debug </dev/null >"$out/server.log" 2>&1 &
 		server_pid=$!
 		for _ in $(seq 200); do # up to ~20 s
 			if ! kill -0 "$server_pid" 2>/dev/null; then

@@ -15,6 +15,7 @@ type hostABI interface {
 	take(dst []byte) int32
 	log(level int32, msg []byte) int32
 	notify(kind int32, payload []byte) int32
+	progress(progress, total float64, msg []byte) int32
 	kvGet(key []byte) int32
 	kvSet(key, val []byte) int32
 	kvDelete(key []byte) int32
@@ -55,8 +56,9 @@ func status(fn string, r int32) error {
 }
 
 // Log writes msg to the operator's log at level (abi.LogDebug, LogInfo,
-// LogWarn or LogError). It needs the log capability. It does not reach MCP
-// clients.
+// LogWarn or LogError). It needs the log capability. During a call it also
+// reaches the client whose request is served, as notifications/message,
+// when that request asked for log messages at that level (ABI 1.1).
 func Log(level int32, msg string) error {
 	return status(abi.FuncLog, host.log(level, []byte(msg)))
 }

@@ -45,6 +45,8 @@ type FakeHost struct {
 	pending []byte
 	logs    []FakeLog
 	notes   []FakeNotification
+
+	progressed []FakeProgress
 }
 
 // FakeFile is a file (or directory, when Dir is set) of a FakeHost.

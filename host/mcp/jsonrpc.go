@@ -128,6 +128,7 @@ type requestMeta struct {
 	ProtocolVersion    *string         `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	LogLevel           *string         `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      json.RawMessage `json:"progressToken"`
 }
 
 // params is the union of every params member any method reads; one decode

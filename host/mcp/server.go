@@ -44,6 +44,9 @@ type Options struct {
 	DiscoverTTL time.Duration
 	// Logger receives request failures; nil discards.
 	Logger *slog.Logger
+	// AllowCompletion, when set, rate-limits completion/complete per
+	// principal: false answers CodeRateLimited (HTTP 429).
+	AllowCompletion func(abi.Principal) bool
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -85,8 +88,9 @@ type Request struct {
 	// catalog.Anonymous().
 	Principal abi.Principal
 	// Notify, when set, sends a notification related to this request
-	// ahead of its response (progress, log messages). It is the seam for
-	// request-scoped notifications; nothing uses it yet.
+	// ahead of its response: progress (the request's _meta.progressToken)
+	// and log messages (its _meta logLevel, or the legacy session's
+	// level), which providers emit through catalog.SinkFrom.
 	Notify func(msg []byte) error
 }
 
@@ -257,6 +261,8 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	if p.ID == "" {
 		p = catalog.Anonymous()
 	}
+	ctx, sink := s.withSink(ctx, req, m, e)
+	defer sink.close()
 	switch m.Method {
 	case "server/discover":
 		return s.discover(m, f), nil
@@ -275,6 +281,9 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	case "tools/call":
 		return s.callTool(ctx, set, p, m, e)
 	default: // completion/complete
+		if s.opts.AllowCompletion != nil && !s.opts.AllowCompletion(p) {
+			return nil, errRateLimited
+		}
 		return s.complete(ctx, set, p, m, e)
 	}
 }

@@ -33,6 +33,7 @@ func hostFuncs() []HostFunc {
 		{abi.FuncTake, Signature{Params: i32s(2), Results: ret}, hostTake},
 		{abi.FuncLog, Signature{Params: i32s(3), Results: ret}, hostLog},
 		{abi.FuncNotify, Signature{Params: i32s(3), Results: ret}, hostNotify},
+		{abi.FuncProgress, Signature{Params: []ValueType{F64, F64, I32, I32}, Results: ret}, hostProgress},
 		{abi.FuncKVGet, Signature{Params: i32s(2), Results: ret}, hostKVGet},
 		{abi.FuncKVSet, Signature{Params: i32s(4), Results: ret}, hostKVSet},
 		{abi.FuncKVDelete, Signature{Params: i32s(2), Results: ret}, hostKVDelete},
@@ -163,6 +164,7 @@ func hostLog(ctx context.Context, mem Memory, stack []uint64) {
 		return
 	}
 	st.p.log.Log(ctx, lvl, string(msg), "source", "guest", "truncated", n > maxLogBytes)
+	forwardLog(ctx, st, level, msg)
 	setRet(stack, 0)
 }
 

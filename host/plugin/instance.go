@@ -27,6 +27,8 @@ type callState struct {
 
 	pending    []byte
 	hasPending bool
+
+	progress progressState
 }
 
 func stateFrom(ctx context.Context) *callState {
@@ -109,6 +111,7 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 	st.caps = caps
 	st.result, st.resultSet, st.oversize = nil, false, 0
 	st.pending, st.hasPending = nil, false
+	st.progress.reset()
 	in.calls++
 
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)

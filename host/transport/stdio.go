@@ -192,6 +192,7 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 		return
 	}
 	rctx, cancel := context.WithCancel(ctx)
+	req.Notify = st.notifier(rctx)
 	key, c := string(m.ID), &call{cancel: cancel}
 	st.mu.Lock()
 	if st.closing {
@@ -243,6 +244,20 @@ func (st *stdio) write(msg []byte) {
 }
 
 var errStopped = errors.New("transport: stdio stopped")
+
+// notifier returns the Notify of a request served under ctx: its
+// notifications go inline, one line each, until the request ends.
+func (st *stdio) notifier(ctx context.Context) func([]byte) error {
+	return func(msg []byte) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("transport: request ended: %w", err)
+		}
+		st.write(msg)
+		st.wmu.Lock()
+		defer st.wmu.Unlock()
+		return st.werr
+	}
+}
 
 // call is one request being served.
 type call struct{ cancel context.CancelFunc }

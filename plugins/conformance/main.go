@@ -4,9 +4,9 @@
 // and tools, and completions for their arguments.
 //
 // Some fixtures need host features a plugin cannot provide alone
-// (progress and logging notifications, sampling, elicitation, periodic
-// resource updates); those tools return a plain result and say so in their
-// description.
+// (sampling, elicitation); those tools return a plain result and say so in
+// their description. Progress and log messages go through the progress and
+// log host functions to the request's own stream.
 package main
 
 import (
@@ -238,7 +238,7 @@ var tools = []tool{
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
 			return corral.ToolError("This tool intentionally returns an error for testing"), nil
 		}},
-	{abi.Tool{Name: "test_tool_with_logging", Description: "Tests tool that emits log messages during execution (to the operator's log; MCP log notifications need host support)"},
+	{abi.Tool{Name: "test_tool_with_logging", Description: "Tests tool that emits log messages during execution"},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
 			for _, m := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
 				if err := corral.Log(abi.LogInfo, m); err != nil {
@@ -247,8 +247,8 @@ var tools = []tool{
 			}
 			return corral.ToolText("Tool with logging executed successfully"), nil
 		}},
-	{abi.Tool{Name: "test_tool_with_progress", Description: "Tests tool that reports progress notifications (progress needs host support; the tool completes at once)"},
-		text("Tool with progress executed successfully")},
+	{abi.Tool{Name: "test_tool_with_progress", Description: "Tests tool that reports progress notifications"},
+		withProgress},
 	{abi.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)",
 		InputSchema: json.RawMessage(jsonSchema202012)},
 		func(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
@@ -258,12 +258,12 @@ var tools = []tool{
 		text("This tool needs the sampling client capability, which corral plugins cannot declare yet.")},
 	{abi.Tool{Name: "test_streaming_elicitation", Description: "Answers with a plain result: the response stream carries no independent JSON-RPC requests"},
 		text("stream observed: result frames only, no top-level requests")},
-	{abi.Tool{Name: "test_logging_tool", Description: "Logs to the operator's log only; no notifications/message reaches the client"},
+	{abi.Tool{Name: "test_logging_tool", Description: "Logs one info line; the client hears it only when its request set a log level"},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
 			if err := corral.Log(abi.LogInfo, "test_logging_tool executed"); err != nil {
 				return nil, err
 			}
-			return corral.ToolText("Log attempted; the host forwards no log notifications without a log level."), nil
+			return corral.ToolText("Log attempted; the host forwards it only to a request that set a log level."), nil
 		}},
 	{abi.Tool{Name: "test_trigger_tool_change", Description: "Publishes notifications/tools/list_changed to listening clients"},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
