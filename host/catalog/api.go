@@ -24,6 +24,9 @@ type Options struct {
 	// Authenticated says that requests carry real principals, so answers
 	// a provider computes per principal are private (cacheScope).
 	Authenticated bool
+	// Policy, when set, decides what each principal sees (see Policy);
+	// nil shows everything to everyone.
+	Policy Policy
 }
 
 // Features says which MCP server features a Set serves, so the protocol

@@ -31,7 +31,10 @@ func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor s
 	page := &Page{Items: make([]json.RawMessage, 0, min(s.opts.PageSize, 64)), TTL: s.listTTL()}
 	// A dynamic resource list answers per principal; once a server
 	// authenticates, every page of that list is private (cacheScope).
-	page.Private = kind == ListResources && s.opts.Authenticated
+	// With a Policy every list is filtered per principal, so every page of
+	// every list is private.
+	page.Private = (kind == ListResources && s.opts.Authenticated) || s.opts.Policy != nil
+	v := s.view(p)
 
 	for int(pos.provider) < len(s.providers) {
 		pr := s.providers[pos.provider]
@@ -39,12 +42,26 @@ func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor s
 		if room == 0 {
 			return s.withCursor(page, pos), nil
 		}
+		if !v.Plugin(pr.name) {
+			pos = position{gen: s.gen, kind: kind, provider: pos.provider + 1}
+			continue
+		}
 		if !pos.dynamic {
 			static := s.static[kind][pos.provider]
 			if int(pos.offset) < len(static) {
-				n := min(room, len(static)-int(pos.offset))
-				page.Items = append(page.Items, static[pos.offset:int(pos.offset)+n]...)
-				pos.offset += uint32(n)
+				if s.opts.Policy == nil {
+					n := min(room, len(static)-int(pos.offset))
+					page.Items = append(page.Items, static[pos.offset:int(pos.offset)+n]...)
+					pos.offset += uint32(n)
+					continue
+				}
+				keys := s.staticKeys[kind][pos.provider]
+				for int(pos.offset) < len(static) && len(page.Items) < s.opts.PageSize {
+					if s.staticVisible(v, pr, kind, keys[pos.offset]) {
+						page.Items = append(page.Items, static[pos.offset])
+					}
+					pos.offset++
+				}
 				continue
 			}
 			if kind == ListResources && pr.manifest.ListsResources {
@@ -54,7 +71,7 @@ func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor s
 				continue
 			}
 		}
-		items, next, err := s.listDynamic(ctx, pr, p, pos.inner, room)
+		items, next, err := s.listDynamic(ctx, pr, p, v, pos.inner, room)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +95,7 @@ func (s *Set) withCursor(page *Page, pos position) *Page {
 }
 
 // listDynamic asks pr for up to limit resources after cursor.
-func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, cursor string, limit int) ([]json.RawMessage, string, error) {
+func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, v View, cursor string, limit int) ([]json.RawMessage, string, error) {
 	req, _ := json.Marshal(abi.ListResourcesRequest{Cursor: cursor, Limit: limit, Principal: p})
 	out, err := pr.Call(ctx, abi.OpListResources, req)
 	if err != nil {
@@ -100,16 +117,35 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, cu
 	if len(res.Resources) == 0 && res.NextCursor != "" {
 		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("an empty page with a next cursor"))
 	}
-	items := make([]json.RawMessage, len(res.Resources))
+	items := make([]json.RawMessage, 0, len(res.Resources))
 	for i := range res.Resources {
 		if err := pr.checkResource(&res.Resources[i]); err != nil {
 			return nil, "", s.badOutput(pr, abi.OpListResources, err)
+		}
+		if !uriVisible(v, pr, res.Resources[i].URI) {
+			continue
 		}
 		b, err := encode(&res.Resources[i])
 		if err != nil {
 			return nil, "", s.badOutput(pr, abi.OpListResources, err)
 		}
-		items[i] = b
+		items = append(items, b)
 	}
 	return items, res.NextCursor, nil
+}
+
+// staticVisible reports whether v may see the static item key of pr's
+// list kind.
+func (s *Set) staticVisible(v View, pr *provider, kind ListKind, key string) bool {
+	switch kind {
+	case ListResources:
+		return uriVisible(v, pr, key)
+	case ListTemplates:
+		t, ok := s.templates[key]
+		return ok && templateVisible(v, t)
+	case ListPrompts:
+		return v.Prompt(pr.name, key)
+	default:
+		return v.Tool(pr.name, key)
+	}
 }

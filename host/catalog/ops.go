@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/yosida95/uritemplate/v3"
 )
 
 // MaxCompletionValues is MCP's cap on completion values.
@@ -26,7 +27,8 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		return nil, err
 	}
 	pr, ok := s.schemes[scheme]
-	if !ok {
+	if !ok || !uriVisible(s.view(p), pr, uri) {
+		// Hidden answers exactly like missing: no oracle.
 		return nil, notFound(uri)
 	}
 	req := abi.ReadResourceRequest{URI: uri, Principal: p}
@@ -57,7 +59,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 	}
 	result := &ReadResult{
 		Contents: make([]json.RawMessage, len(res.Contents)),
-		Private:  s.opts.Authenticated,
+		Private:  s.private(),
 		TTL:      s.opts.ReadTTL,
 		Plugin:   pr.name,
 	}
@@ -85,7 +87,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 // GetPromptResult object without resultType.
 func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args map[string]string) (json.RawMessage, error) {
 	ref, ok := s.prompts[name]
-	if !ok {
+	if v := s.view(p); !ok || !v.Prompt(ref.owner.name, name) {
 		return nil, &Error{Kind: KindUnknownName, Message: "unknown prompt", Name: name}
 	}
 	for _, a := range ref.prompt.Arguments {
@@ -132,7 +134,7 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 // isError, not as errors.
 func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args json.RawMessage) (json.RawMessage, error) {
 	pr, ok := s.tools[name]
-	if !ok {
+	if v := s.view(p); !ok || !v.Tool(pr.name, name) {
 		return nil, &Error{Kind: KindUnknownName, Message: "unknown tool", Name: name}
 	}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) && t[0] != '{' {
@@ -174,11 +176,13 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 		pr       *provider
 		complete []string
 		declared []string
+		tmpl     *template
+		v        = s.view(p)
 	)
 	switch ref.Type {
 	case "ref/prompt":
 		pref, ok := s.prompts[ref.Name]
-		if !ok {
+		if !ok || !v.Prompt(pref.owner.name, ref.Name) {
 			return nil, &Error{Kind: KindUnknownName, Message: "unknown prompt", Name: ref.Name}
 		}
 		pr, complete = pref.owner, pref.prompt.Complete
@@ -187,10 +191,10 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 		}
 	case "ref/resource":
 		t, ok := s.templates[ref.URI]
-		if !ok {
+		if !ok || !templateVisible(v, t) {
 			return nil, &Error{Kind: KindUnknownName, Message: "unknown resource template", Name: ref.URI}
 		}
-		pr, complete, declared = t.owner, t.complete, t.vars
+		pr, complete, declared, tmpl = t.owner, t.complete, t.vars, t
 	default:
 		return nil, invalidParams("unknown completion reference type %q", ref.Type)
 	}
@@ -216,6 +220,10 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 	n := len(c.Values)
 	if c.Total != nil && *c.Total < n {
 		return nil, s.badOutput(pr, abi.OpComplete, outputErr("completion total %d is less than its %d values", *c.Total, n))
+	}
+	if tmpl != nil && s.opts.Policy != nil {
+		filterCompletion(&c, v, tmpl, arg.Name, ctxArgs)
+		n = len(c.Values)
 	}
 	if n > MaxCompletionValues {
 		c.Values = c.Values[:MaxCompletionValues]
@@ -276,4 +284,37 @@ func clientMessage(msg, fallback string) string {
 		}
 	}
 	return msg
+}
+
+// filterCompletion drops the values of template t's variable name that
+// would lead to a URI v may not see: the template is expanded with the
+// context arguments and the value. total then counts only what is left
+// when it counted exactly the values given; when it counted more, the
+// hidden share of the rest is unknown, so total is dropped (hasMore stays).
+func filterCompletion(c *abi.Completion, v View, t *template, name string, ctxArgs map[string]string) {
+	vals := uritemplate.Values{}
+	for k, x := range ctxArgs {
+		if slices.Contains(t.vars, k) {
+			vals.Set(k, uritemplate.String(x))
+		}
+	}
+	kept := c.Values[:0:0]
+	for _, x := range c.Values {
+		vals.Set(name, uritemplate.String(x))
+		uri, err := t.tmpl.Expand(vals)
+		if err == nil && uriVisible(v, t.owner, uri) {
+			kept = append(kept, x)
+		}
+	}
+	removed := len(c.Values) - len(kept)
+	c.Values = kept
+	if removed == 0 || c.Total == nil {
+		return
+	}
+	if *c.Total > len(kept)+removed {
+		c.Total, c.HasMore = nil, true
+		return
+	}
+	total := len(kept)
+	c.Total = &total
 }

@@ -41,6 +41,9 @@ type Set struct {
 
 	// Pre-encoded list items per provider, so static lists cost nothing.
 	static [ListTools + 1][][]json.RawMessage
+	// staticKeys[kind][provider][i] identifies static[kind][provider][i]
+	// for a Policy: the URI, URI template or name.
+	staticKeys [ListTools + 1][][]string
 }
 
 // provider is a Provider with its validated claims.
@@ -236,6 +239,7 @@ func (s *Set) claim(p *provider) error {
 func (s *Set) encodeStatic() error {
 	for k := ListResources; k <= ListTools; k++ {
 		s.static[k] = make([][]json.RawMessage, len(s.providers))
+		s.staticKeys[k] = make([][]string, len(s.providers))
 	}
 	for i, p := range s.providers {
 		m := p.manifest
@@ -245,6 +249,7 @@ func (s *Set) encodeStatic() error {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 			}
 			s.static[ListResources][i] = append(s.static[ListResources][i], b)
+			s.staticKeys[ListResources][i] = append(s.staticKeys[ListResources][i], r.URI)
 		}
 		for _, t := range m.Templates {
 			t.Complete = nil
@@ -253,6 +258,7 @@ func (s *Set) encodeStatic() error {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 			}
 			s.static[ListTemplates][i] = append(s.static[ListTemplates][i], b)
+			s.staticKeys[ListTemplates][i] = append(s.staticKeys[ListTemplates][i], t.URITemplate)
 		}
 		for _, pr := range m.Prompts {
 			pr.Complete = nil
@@ -261,6 +267,7 @@ func (s *Set) encodeStatic() error {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 			}
 			s.static[ListPrompts][i] = append(s.static[ListPrompts][i], b)
+			s.staticKeys[ListPrompts][i] = append(s.staticKeys[ListPrompts][i], pr.Name)
 		}
 		for _, t := range m.Tools {
 			b, err := encode(t)
@@ -268,6 +275,7 @@ func (s *Set) encodeStatic() error {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 			}
 			s.static[ListTools][i] = append(s.static[ListTools][i], b)
+			s.staticKeys[ListTools][i] = append(s.staticKeys[ListTools][i], t.Name)
 		}
 	}
 	return nil

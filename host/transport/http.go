@@ -47,6 +47,11 @@ type HTTPOptions struct {
 	MaxSessions int
 	// Principal is who requests are served for; zero means anonymous.
 	Principal abi.Principal
+	// PrincipalFunc, when set, resolves each request's principal instead
+	// of Principal (auth.PrincipalOf, behind auth's middleware). An error
+	// refuses the request with 401. A legacy session belongs to the
+	// principal that opened it; anyone else gets 404 for its id.
+	PrincipalFunc func(*http.Request) (abi.Principal, error)
 	// Logger receives transport events; nil discards.
 	Logger *slog.Logger
 }
@@ -66,6 +71,7 @@ type HTTPHandler struct {
 // httpSession is a legacy session reachable through Mcp-Session-Id.
 type httpSession struct {
 	s        *mcp.Session
+	owner    string        // principal id that opened the session
 	done     chan struct{} // closed when the session ends
 	lastUsed time.Time
 }
@@ -112,20 +118,28 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Forbidden: Origin not allowed."})
 		return
 	}
+	p := h.opts.Principal
+	if h.opts.PrincipalFunc != nil {
+		var err error
+		if p, err = h.opts.PrincipalFunc(r); err != nil {
+			writeError(w, http.StatusUnauthorized, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Unauthorized."})
+			return
+		}
+	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, p)
 	case http.MethodGet:
-		h.get(w, r)
+		h.get(w, r, p)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, p)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed."})
 	}
 }
 
-func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Principal) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			writeError(w, http.StatusUnsupportedMediaType, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json."})
@@ -155,7 +169,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	req := mcp.Request{Principal: h.opts.Principal}
+	req := mcp.Request{Principal: p}
 	var newSession *httpSession
 	switch {
 	case m.Modern():
@@ -171,10 +185,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
 			return
 		}
-		newSession = &httpSession{s: mcp.NewSession(id), done: make(chan struct{})}
+		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, done: make(chan struct{})}
 		req.Session = newSession.s
 	case r.Header.Get(HeaderSessionID) != "":
-		hs := h.session(r.Header.Get(HeaderSessionID))
+		hs := h.session(r.Header.Get(HeaderSessionID), p)
 		if hs == nil {
 			writeError(w, http.StatusNotFound, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 			return
@@ -216,6 +230,8 @@ func statusFor(e *mcp.Error, modern bool) int {
 	switch e.Code {
 	case mcp.CodeHeaderMismatch, mcp.CodeMissingClientCapability, mcp.CodeUnsupportedVersion:
 		return http.StatusBadRequest
+	case mcp.CodeRateLimited:
+		return http.StatusTooManyRequests
 	case mcp.CodeMethodNotFound:
 		if modern {
 			return http.StatusNotFound
@@ -307,14 +323,14 @@ func writeError(w http.ResponseWriter, status int, id []byte, e *mcp.Error) {
 
 // get opens a legacy session's standalone event stream. Modern clients
 // have no GET (405).
-func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principal) {
 	id := r.Header.Get(HeaderSessionID)
 	if id == "" {
 		w.Header().Set("Allow", "POST")
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
 		return
 	}
-	hs := h.session(id)
+	hs := h.session(id, p)
 	if hs == nil {
 		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 		return
@@ -355,7 +371,7 @@ func (o *responder) comment(text string) error {
 }
 
 // delete ends a legacy session. Modern clients have no DELETE (405).
-func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, p abi.Principal) {
 	id := r.Header.Get(HeaderSessionID)
 	if id == "" {
 		w.Header().Set("Allow", "POST")
@@ -364,6 +380,7 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	hs, ok := h.sessions[id]
+	ok = ok && hs.owner == p.ID
 	if ok {
 		h.endLocked(id, hs)
 	}
@@ -375,10 +392,14 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *HTTPHandler) session(id string) *httpSession {
+// session returns the live session id if p opened it.
+func (h *HTTPHandler) session(id string, p abi.Principal) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	hs := h.sessions[id]
+	if hs != nil && hs.owner != p.ID {
+		return nil
+	}
 	if hs != nil {
 		hs.lastUsed = time.Now()
 	}
