@@ -38,6 +38,9 @@ type Config struct {
 	// PoolSize is the number of instances, and so of concurrent calls
 	// (default runtime.NumCPU()).
 	PoolSize int
+	// Engine runs the plugin: EngineWazero or EngineWasmtime; empty uses
+	// the runtime's engine.
+	Engine string
 	// Limits apply to every call and instance.
 	Limits Limits
 	// Grants are the capabilities the operator allows. A capability is
@@ -53,6 +56,11 @@ type Limits struct {
 	// MemoryPages caps an instance's linear memory in 64 KiB pages
 	// (default 256 = 16 MiB; Go guests need at least 64).
 	MemoryPages uint32
+	// Fuel, when not zero, caps the guest instructions of one call (and of
+	// an instantiation) in wasmtime fuel units; a call that runs out traps.
+	// Only the wasmtime engine meters fuel: wazero refuses it. The
+	// wall-clock Timeout applies either way.
+	Fuel uint64
 	// MaxRequestBytes and MaxResponseBytes cap a call's payloads
 	// (defaults 4 MiB and 8 MiB).
 	MaxRequestBytes  int

@@ -102,6 +102,10 @@ type Import struct {
 type EngineConfig struct {
 	// MemoryLimitPages caps every instance's linear memory (64 KiB pages).
 	MemoryLimitPages uint32
+	// Fuel, when not zero, meters guest instructions: every call (and every
+	// instantiation) may spend at most Fuel units. Engines without metering
+	// refuse it.
+	Fuel uint64
 	// HostModule and HostFuncs are linked into every instance.
 	HostModule string
 	HostFuncs  []HostFunc

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,10 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
+
+func init() {
+	registerEngine(EngineWazero, func(cacheDir string) (backend, error) { return newWazeroBackend(cacheDir) })
+}
 
 // wazeroBackend creates wazero engines that share one compilation cache,
 // so a module compiled for one memory limit is not compiled again for
@@ -42,6 +47,9 @@ func newWazeroBackend(cacheDir string) (*wazeroBackend, error) {
 }
 
 func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine, error) {
+	if cfg.Fuel > 0 {
+		return nil, errors.New("plugin: fuel metering needs the wasmtime engine; wazero has none")
+	}
 	rc := wazero.NewRuntimeConfigCompiler().
 		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(cfg.MemoryLimitPages).

@@ -141,6 +141,9 @@ type env struct {
 func newEnv(t testing.TB, cfg RuntimeConfig) *env {
 	t.Helper()
 	e := &env{rec: &recorder{}, logs: &syncBuffer{}}
+	if cfg.Engine == "" {
+		cfg.Engine = kitEngine
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.Observer = e.rec
 	cfg.Notifier = e.rec

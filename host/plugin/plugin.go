@@ -23,6 +23,7 @@ type Plugin struct {
 	mod      *Module
 	cm       CompiledModule
 	cfg      Config
+	engine   string
 	name     string
 	manifest *abi.Manifest
 	caps     *capSet
@@ -65,7 +66,11 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	fail := func(format string, args ...any) error {
 		return &Error{Plugin: src, Class: ClassInstantiate, Err: fmt.Errorf(format, args...)}
 	}
-	cm, err := m.compiledFor(ctx, cfg.Limits.MemoryPages)
+	engine := cfg.Engine
+	if engine == "" {
+		engine = r.engineName
+	}
+	cm, err := m.compiledFor(ctx, engineKey{name: engine, pages: cfg.Limits.MemoryPages, fuel: cfg.Limits.Fuel})
 	if err != nil {
 		return nil, fail("%w", err)
 	}
@@ -73,16 +78,17 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		return nil, fail("%w", err)
 	}
 	p := &Plugin{
-		rt:    r,
-		mod:   m,
-		cm:    cm,
-		cfg:   cfg,
-		name:  src,
-		log:   r.log.With("plugin", src),
-		obs:   r.obs,
-		now:   time.Now,
-		slots: make(chan *slot, cfg.PoolSize),
-		done:  make(chan struct{}),
+		rt:     r,
+		mod:    m,
+		cm:     cm,
+		cfg:    cfg,
+		engine: engine,
+		name:   src,
+		log:    r.log.With("plugin", src),
+		obs:    r.obs,
+		now:    time.Now,
+		slots:  make(chan *slot, cfg.PoolSize),
+		done:   make(chan struct{}),
 	}
 	in, err := p.newInstance(ctx)
 	if err != nil {
@@ -135,6 +141,9 @@ func (p *Plugin) Name() string { return p.name }
 
 // Manifest returns the validated manifest. Callers must not modify it.
 func (p *Plugin) Manifest() *abi.Manifest { return p.manifest }
+
+// Engine is the name of the engine that runs the plugin.
+func (p *Plugin) Engine() string { return p.engine }
 
 // Digest is the sha256 (hex) of the plugin file.
 func (p *Plugin) Digest() string { return p.mod.digest }

@@ -39,6 +39,10 @@ type RuntimeConfig struct {
 	// OpenStore opens the kv store of a plugin with the given quota. Nil
 	// uses a file store under DataDir (or memory).
 	OpenStore func(plugin string, quota int64) (Store, error)
+	// Engine runs the plugins whose Config names no engine: EngineWazero
+	// (the default when empty) or EngineWasmtime. NewRuntime fails when the
+	// engine is not compiled into the binary.
+	Engine string
 	// NotifyQueue is the capacity of the notification queue (default
 	// 1024). When it is full, notifications are dropped and counted.
 	NotifyQueue int
@@ -47,20 +51,29 @@ type RuntimeConfig struct {
 // Runtime compiles and loads plugins. One Runtime serves a process; it is
 // safe for concurrent use.
 type Runtime struct {
-	cfg     RuntimeConfig
-	log     *slog.Logger
-	obs     Observer
-	backend *wazeroBackend
-	funcs   []HostFunc
+	cfg        RuntimeConfig
+	log        *slog.Logger
+	obs        Observer
+	engineName string // the default engine's name
+	funcs      []HostFunc
 
-	mu      sync.Mutex
-	engines map[uint32]Engine
-	stores  map[string]*sharedStore
-	closed  bool
+	mu       sync.Mutex
+	backends map[string]backend
+	engines  map[engineKey]Engine
+	stores   map[string]*sharedStore
+	closed   bool
 
 	notifyCh      chan notification
 	notifyDone    chan struct{}
 	notifyDropped atomic.Int64
+}
+
+// engineKey names one Engine of a Runtime: engines are fixed at creation,
+// so each memory limit (and fuel budget) has its own.
+type engineKey struct {
+	name  string
+	pages uint32
+	fuel  uint64
 }
 
 type notification struct {
@@ -71,7 +84,14 @@ type notification struct {
 
 // NewRuntime creates a Runtime.
 func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
-	b, err := newWazeroBackend(cfg.CacheDir)
+	if cfg.Engine == "" {
+		cfg.Engine = DefaultEngine
+	}
+	f, err := factory(cfg.Engine)
+	if err != nil {
+		return nil, err
+	}
+	b, err := f(cfg.CacheDir)
 	if err != nil {
 		return nil, err
 	}
@@ -82,8 +102,9 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 		cfg:        cfg,
 		log:        cfg.Logger,
 		obs:        cfg.Observer,
-		backend:    b,
-		engines:    make(map[uint32]Engine),
+		engineName: cfg.Engine,
+		backends:   map[string]backend{cfg.Engine: b},
+		engines:    make(map[engineKey]Engine),
 		stores:     make(map[string]*sharedStore),
 		notifyCh:   make(chan notification, cfg.NotifyQueue),
 		notifyDone: make(chan struct{}),
@@ -129,25 +150,42 @@ func (r *Runtime) enqueue(n notification) (ok bool) {
 	}
 }
 
-// engine returns the engine for a memory limit, creating it on first use.
-func (r *Runtime) engine(ctx context.Context, pages uint32) (Engine, error) {
+// DefaultEngine returns the name of the engine that runs plugins whose
+// Config names none.
+func (r *Runtime) DefaultEngine() string { return r.engineName }
+
+// engine returns the engine for a key, creating it (and its backend) on
+// first use.
+func (r *Runtime) engine(ctx context.Context, k engineKey) (Engine, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, errors.New("plugin: runtime closed")
 	}
-	if e, ok := r.engines[pages]; ok {
+	if e, ok := r.engines[k]; ok {
 		return e, nil
 	}
-	e, err := r.backend.NewEngine(ctx, EngineConfig{
-		MemoryLimitPages: pages,
+	b, ok := r.backends[k.name]
+	if !ok {
+		f, err := factory(k.name)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = f(r.cfg.CacheDir); err != nil {
+			return nil, err
+		}
+		r.backends[k.name] = b
+	}
+	e, err := b.NewEngine(ctx, EngineConfig{
+		MemoryLimitPages: k.pages,
+		Fuel:             k.fuel,
 		HostModule:       abi.ImportModule,
 		HostFuncs:        r.funcs,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.engines[pages] = e
+	r.engines[k] = e
 	return e, nil
 }
 
@@ -160,14 +198,16 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
-	engines := r.engines
-	r.engines = nil
+	engines, backends := r.engines, r.backends
+	r.engines, r.backends = nil, nil
 	r.mu.Unlock()
 	var errs []error
 	for _, e := range engines {
 		errs = append(errs, e.Close(ctx))
 	}
-	errs = append(errs, r.backend.Close(ctx))
+	for _, b := range backends {
+		errs = append(errs, b.Close(ctx))
+	}
 	close(r.notifyCh)
 	<-r.notifyDone
 	return errors.Join(errs...)
@@ -181,7 +221,7 @@ type Module struct {
 	digest string
 
 	mu       sync.Mutex
-	compiled map[uint32]CompiledModule
+	compiled map[engineKey]CompiledModule
 }
 
 // Compile decodes, validates and compiles a plugin file, using and filling
@@ -192,9 +232,9 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 		rt:       r,
 		wasm:     wasm,
 		digest:   hex.EncodeToString(sum[:]),
-		compiled: make(map[uint32]CompiledModule),
+		compiled: make(map[engineKey]CompiledModule),
 	}
-	if _, err := m.compiledFor(ctx, DefaultMemoryPages); err != nil {
+	if _, err := m.compiledFor(ctx, engineKey{name: r.engineName, pages: DefaultMemoryPages}); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -203,13 +243,13 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 // Digest is the sha256 (hex) of the module's bytes.
 func (m *Module) Digest() string { return m.digest }
 
-func (m *Module) compiledFor(ctx context.Context, pages uint32) (CompiledModule, error) {
+func (m *Module) compiledFor(ctx context.Context, k engineKey) (CompiledModule, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cm, ok := m.compiled[pages]; ok {
+	if cm, ok := m.compiled[k]; ok {
 		return cm, nil
 	}
-	e, err := m.rt.engine(ctx, pages)
+	e, err := m.rt.engine(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +257,7 @@ func (m *Module) compiledFor(ctx context.Context, pages uint32) (CompiledModule,
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
-	m.compiled[pages] = cm
+	m.compiled[k] = cm
 	return cm, nil
 }
 

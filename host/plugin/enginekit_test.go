@@ -1,0 +1,278 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The engine conformance kit: one suite every Engine must pass, in the
+// spirit of fstest.TestFS. It runs the package's ABI, capability and
+// adversarial-fixture tests (every fixture in testdata/wat) plus the
+// engine-specific checks below, on every engine compiled into the test
+// binary: wazero always, wasmtime with -tags wasmtime.
+//
+//	go test -run TestEngineKit ./host/plugin/                 # wazero
+//	go test -tags wasmtime -run TestEngineKit ./host/plugin/  # both
+//
+// A new engine registers itself with registerEngine and must pass the kit
+// unchanged.
+
+// kitEngine is the engine newEnv gives the runtimes it creates; "" is the
+// default engine. TestEngineKit sets it while it runs; the package's tests
+// do not run in parallel, so nothing else sees it.
+var kitEngine string
+
+// engineKit lists the kit's tests.
+var engineKit = []struct {
+	name string
+	run  func(*testing.T)
+}{
+	// ABI calls and the pool.
+	{"GoodPlugin", TestGoodPlugin},
+	{"RequestTooLarge", TestRequestTooLarge},
+	{"LoadErrors", TestLoadErrors},
+	{"EngineReported", kitEngineReported},
+	{"Quarantine", TestQuarantine},
+	{"Hammer", TestHammer},
+	{"CloseWaitsAndRefuses", TestCloseWaitsAndRefuses},
+	{"RecycleAfterMaxCalls", TestRecycleAfterMaxCalls},
+	{"CompilationCacheDir", TestCompilationCacheDir},
+	{"CompiledOncePerFile", kitCompiledOncePerFile},
+	{"GoGuest", kitGoGuest},
+	// Every capability.
+	{"CapabilitiesDeniedUnlessGranted", TestCapabilitiesDeniedUnlessGranted},
+	{"GrantedNames", TestGrantedNames},
+	{"Files", TestFiles},
+	{"KV", TestKV},
+	{"KVSharedAcrossVersions", TestKVSharedAcrossVersions},
+	{"ConfigLogNotify", TestConfigLogNotify},
+	{"Floods", TestFloods},
+	{"HTTP", TestHTTP},
+	// Every adversarial fixture, and the limits.
+	{"Contained", TestContained},
+	{"InvalidOutputContained", TestInvalidOutputContained},
+	{"ShapeNotCheckedHere", TestShapeNotCheckedHere},
+	{"MemoryLimit", TestMemoryLimit},
+	{"ResponseLimitRaised", TestResponseLimitRaised},
+	{"CallerCancelIsNotAFailure", TestCallerCancelIsNotAFailure},
+	{"CancelWithoutDeadline", kitCancelWithoutDeadline},
+	{"Fuel", kitFuel},
+	{"PerPluginEngine", kitPerPluginEngine},
+}
+
+func TestEngineKit(t *testing.T) {
+	engines := Engines()
+	if len(engines) == 0 || !contains(engines, EngineWazero) {
+		t.Fatalf("Engines() = %v, want wazero among them", engines)
+	}
+	for _, eng := range engines {
+		t.Run(eng, func(t *testing.T) {
+			kitEngine = eng
+			defer func() { kitEngine = "" }()
+			for _, k := range engineKit {
+				t.Run(k.name, k.run)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// kitEngineReported: a runtime's plugins report the engine that runs
+// them, and a malformed module does not compile.
+func kitEngineReported(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "good", Config{})
+	if got, want := p.Engine(), e.rt.DefaultEngine(); got != want {
+		t.Errorf("Engine() = %q, want %q", got, want)
+	}
+	if kitEngine != "" && p.Engine() != kitEngine {
+		t.Errorf("Engine() = %q, want the kit's %q", p.Engine(), kitEngine)
+	}
+	if _, err := e.rt.Compile(context.Background(), []byte("\x00asm\x01\x00\x00\x00\xff")); err == nil {
+		t.Error("compiled a malformed module")
+	}
+}
+
+// kitCompiledOncePerFile: loading one module with two memory limits gives
+// two working plugins with their own limits.
+func kitCompiledOncePerFile(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	ctx := context.Background()
+	m, err := e.rt.Compile(ctx, fixture(t, "grow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	for _, pages := range []uint32{20, 30} {
+		p, err := e.rt.Load(ctx, m, Config{PoolSize: 1, Limits: Limits{MemoryPages: pages}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := p.Call(ctx, abi.OpCallTool, []byte(`{}`))
+		p.Close(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(out), fmt.Sprintf(`{"pages":%d}`, pages); got != want {
+			t.Errorf("pages %d: got %s, want %s", pages, got, want)
+		}
+	}
+}
+
+// kitGoGuest runs the Go conformance guest (a wasip1 reactor: WASI,
+// _initialize, the Go runtime's memory growth) through the engine.
+func kitGoGuest(t *testing.T) {
+	path := filepath.Join("..", "..", "build", "plugins", "conformance.wasm")
+	wasm, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.Skipf("%s is missing; run make plugins", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A shared cache directory keeps the second run of the suite cheap.
+	e := newEnv(t, RuntimeConfig{CacheDir: filepath.Join(os.TempDir(), "corral-plugin-test-cache")})
+	ctx := context.Background()
+	m, err := e.rt.Compile(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	p, err := e.rt.Load(ctx, m, Config{Source: "conformance.wasm", PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	for range 50 {
+		out, err := p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://static-text","principal":{"id":"kit"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), `"uri":"test://static-text"`) {
+			t.Fatalf("read = %s", out)
+		}
+	}
+	_, err = p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://nope","principal":{"id":"kit"}}`))
+	if !errors.As(err, new(*abi.Error)) {
+		t.Errorf("unknown resource: %v, want *abi.Error", err)
+	}
+}
+
+// kitCancelWithoutDeadline: a caller that cancels (with no deadline of its
+// own) a runaway call gets ClassCanceled, no later than the plugin's
+// timeout, and the plugin is not blamed.
+func kitCancelWithoutDeadline(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "loop", Config{PoolSize: 1, Limits: Limits{Timeout: 2 * time.Second, FailureThreshold: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	_, err := p.Call(ctx, abi.OpReadResource, []byte(`{}`))
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Class != ClassCanceled {
+		t.Fatalf("err = %v, want canceled", err)
+	}
+	if q, _ := p.Quarantined(); q {
+		t.Error("quarantined after the caller gave up")
+	}
+}
+
+// kitFuel: an engine either meters fuel (a runaway call traps "out of
+// fuel" long before its timeout, an ordinary call succeeds) or refuses a
+// fuel limit when the plugin loads.
+func kitFuel(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	limits := Limits{Fuel: 50_000_000, Timeout: time.Minute}
+	good, err := e.tryLoad(t, "good", Config{Limits: limits})
+	if e.rt.DefaultEngine() != EngineWasmtime {
+		if err == nil {
+			good.Close(context.Background())
+			t.Fatalf("%s loaded a plugin with a fuel limit", e.rt.DefaultEngine())
+		}
+		if !strings.Contains(err.Error(), "fuel") || !strings.Contains(err.Error(), "wasmtime") {
+			t.Errorf("error %q does not explain fuel needs wasmtime", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close(context.Background())
+	for range 3 { // fuel is per call, not per instance
+		readGood(t, good)
+	}
+	loop := e.load(t, "loop", Config{PoolSize: 1, Limits: limits})
+	_, err = loop.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Class != ClassTrap || !strings.Contains(err.Error(), "out of fuel") {
+		t.Fatalf("err = %v, want a trap out of fuel", err)
+	}
+}
+
+// kitPerPluginEngine: a plugin's Config.Engine overrides the runtime's,
+// and both engines serve side by side from one Module.
+func kitPerPluginEngine(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{Engine: EngineWazero})
+	ctx := context.Background()
+	m, err := e.rt.Compile(ctx, fixture(t, "good"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	var got []string
+	for _, eng := range []string{"", kitEngine} {
+		p, err := e.rt.Load(ctx, m, Config{PoolSize: 1, Engine: eng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		readGood(t, p)
+		got = append(got, p.Engine())
+		p.Close(ctx)
+	}
+	if diff := cmp.Diff([]string{EngineWazero, kitEngine}, got); diff != "" {
+		t.Errorf("engines (-want +got):\n%s", diff)
+	}
+	_, err = e.rt.Load(ctx, m, Config{PoolSize: 1, Engine: "v8"})
+	if err == nil || !strings.Contains(err.Error(), `unknown engine "v8"`) {
+		t.Errorf("engine v8: %v, want unknown engine", err)
+	}
+}
+
+func TestCheckEngine(t *testing.T) {
+	if err := CheckEngine(""); err != nil {
+		t.Errorf("default engine: %v", err)
+	}
+	if err := CheckEngine(EngineWazero); err != nil {
+		t.Errorf("wazero: %v", err)
+	}
+	err := CheckEngine(EngineWasmtime)
+	if contains(Engines(), EngineWasmtime) {
+		if err != nil {
+			t.Errorf("wasmtime in %v: %v", Engines(), err)
+		}
+	} else if err == nil || !strings.Contains(err.Error(), "-tags wasmtime") {
+		t.Errorf("wasmtime without the tag: %v, want a hint at -tags wasmtime", err)
+	}
+	if _, err := NewRuntime(context.Background(), RuntimeConfig{Engine: "v8"}); err == nil {
+		t.Error("NewRuntime accepted engine v8")
+	}
+}
