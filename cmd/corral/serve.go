@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/mcp"
@@ -143,9 +144,14 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			}
 		}
 	}
+	sec, err := buildSecurity(cfg, log)
+	if err != nil {
+		return err
+	}
 	reg, err := registry.New(registry.Options{
 		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
-		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes()},
+		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes(),
+			Policy: sec.policy, Authenticated: sec.authed},
 		Debounce:   cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		Logger: log, Observer: m, Progress: progress,
 		OnChange: func(ev registry.Event) {
@@ -162,7 +168,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		}
 		return nil
 	})
-	srv := mcp.NewServer(reg.Catalog(), mcp.Options{Name: "corral", Version: bi.Version, Logger: log})
+	srv := mcp.NewServer(reg.Catalog(), mcp.Options{Name: "corral", Version: bi.Version, Logger: log, AllowCompletion: sec.limiter.Allow})
 
 	// Listeners first, so a bad address fails before plugins are compiled.
 	var servers []*http.Server
@@ -186,10 +192,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if cfg.HTTP.Addr != "" {
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
-			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: log,
+			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: log, PrincipalFunc: auth.PrincipalOf,
 		})
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", httpHandler)
+		mux.Handle("/mcp", sec.authn.Middleware(httpHandler))
+		mux.Handle(auth.MetadataPath, sec.authn.MetadataHandler())
 		metrics.Register(mux, m, health)
 		if err := listen(cfg.HTTP.Addr, mux); err != nil {
 			return err
@@ -229,7 +236,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 
 	if cfg.HTTP.Addr == "" {
 		// stdio: serve until stdin closes or a signal arrives.
-		err := transport.ServeStdio(ctx, srv, e.stdin, e.stdout, transport.StdioOptions{Logger: log})
+		err := transport.ServeStdio(ctx, srv, e.stdin, e.stdout, transport.StdioOptions{Logger: log, Principal: sec.stdio})
 		if err != nil && !errors.Is(err, context.Canceled) {
 			log.Error("stdio", "err", err)
 		}

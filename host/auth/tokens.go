@@ -22,7 +22,7 @@ type StaticToken struct {
 }
 
 // HashToken returns the lowercase hex SHA-256 of token, the form in which
-// static tokens are configured (`corral token hash` prints it).
+// static tokens are configured.
 func HashToken(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])

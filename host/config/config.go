@@ -24,6 +24,10 @@ type Config struct {
 	Log     Log     `koanf:"log"`
 	Catalog Catalog `koanf:"catalog"`
 	Plugins Plugins `koanf:"plugins"`
+	Auth    Auth    `koanf:"auth"`
+	// Policy decides what each principal sees; empty shows everything to
+	// everyone.
+	Policy []PolicyRule `koanf:"policy"`
 	// Plugin holds per-plugin settings keyed by manifest name. A plugin
 	// with no entry runs with DefaultPlugin: enabled, no grants.
 	Plugin map[string]Plugin `koanf:"plugin"`
@@ -171,7 +175,7 @@ func (p Plugin) Equal(q Plugin) bool { return reflect.DeepEqual(p, q) }
 
 // defaults returns the built-in values as a koanf map.
 func defaults() map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"http.addr":         "",
 		"http.maxBodyBytes": int64(4 << 20),
 		"ws.addr":           "",
@@ -186,6 +190,8 @@ func defaults() map[string]any {
 		"plugins.debounce":  "250ms",
 		"plugins.rescan":    "30s",
 	}
+	authDefaults(m)
+	return m
 }
 
 // pluginDefaults returns the defaults of one plugin entry as a koanf map
@@ -232,6 +238,8 @@ func RestartKeys(old, new *Config) []string {
 	add("plugins.cacheDir", old.Plugins.CacheDir, new.Plugins.CacheDir)
 	add("plugins.debounce", old.Plugins.Debounce, new.Plugins.Debounce)
 	add("plugins.rescan", old.Plugins.Rescan, new.Plugins.Rescan)
+	add("auth", old.Auth, new.Auth)
+	add("policy", old.Policy, new.Policy)
 	return keys
 }
 

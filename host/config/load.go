@@ -241,6 +241,13 @@ var schema = []string{
 	"plugin.*.limits.quarantineAfter",
 }
 
+func init() {
+	schema = append(schema, authKeys...)
+	for _, k := range authListKeys {
+		listKeys[k] = true
+	}
+}
+
 // listKeys are the keys whose values are lists.
 var listKeys = map[string]bool{"http.allowedOrigins": true, "http.allowedHosts": true}
 
@@ -345,7 +352,7 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir"} {
+	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile"} {
 		if v, ok := k.Get(key).(string); ok {
 			_ = k.Set(key, abs(v))
 		}

@@ -147,5 +147,6 @@ func validate(cfg *Config) []problem {
 		}
 		cfg.Plugin[name] = p
 	}
+	validateAuth(cfg, bad)
 	return ps
 }
