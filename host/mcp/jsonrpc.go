@@ -149,6 +149,8 @@ type params struct {
 	Caps     json.RawMessage `json:"capabilities"`    // initialize
 
 	RequestID json.RawMessage `json:"requestId"` // notifications/cancelled
+
+	Notifications *listenFilter `json:"notifications"` // subscriptions/listen
 }
 
 type refParam struct {

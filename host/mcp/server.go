@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/notify"
 )
 
 // Protocol versions.
@@ -47,6 +48,11 @@ type Options struct {
 	// AllowCompletion, when set, rate-limits completion/complete per
 	// principal: false answers CodeRateLimited (HTTP 429).
 	AllowCompletion func(abi.Principal) bool
+	// Hub, when set, serves subscriptions: 2026-07-28
+	// subscriptions/listen, and 2025-11-25 resources/subscribe plus
+	// unsolicited list_changed on a session's stream. Capabilities then
+	// advertise resources.subscribe and the listChanged flags.
+	Hub *notify.Hub
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -208,6 +214,9 @@ func (s *Server) modern(ctx context.Context, req Request, m *Message) ([]byte, *
 	if meta.LogLevel != nil && !validLogLevel(*meta.LogLevel) {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: unknown log level."}
 	}
+	if m.Method == "subscriptions/listen" {
+		return s.listen(ctx, req, m)
+	}
 	return s.method(ctx, req, m, eraModern)
 }
 
@@ -223,6 +232,8 @@ func (s *Server) legacy(ctx context.Context, req Request, m *Message) ([]byte, *
 		return s.result(m.ID, eraLegacy, 2, func(b []byte) []byte { return append(b, "{}"...) }), nil
 	case "server/discover", "subscriptions/listen":
 		return nil, methodNotFound(m.Method, " It does not exist in 2025-11-25.")
+	case "resources/subscribe", "resources/unsubscribe":
+		return s.subscribe(req, m)
 	}
 	return s.method(ctx, req, m, eraLegacy)
 }
@@ -360,32 +371,42 @@ func (s *Server) closeResult(b []byte, e era, cacheable bool, ttl time.Duration,
 }
 
 // capabilities encodes the capabilities for features.
-func capabilities(b []byte, f catalog.Features, e era) []byte {
+// live says that a notification hub serves subscriptions and list_changed.
+func capabilities(b []byte, f catalog.Features, e era, live bool) []byte {
 	b = append(b, '{')
 	n := 0
-	add := func(name string) {
+	add := func(name, body string) {
 		if n > 0 {
 			b = append(b, ',')
 		}
 		n++
 		b = append(b, '"')
 		b = append(b, name...)
-		b = append(b, `":{}`...)
+		b = append(b, `":`...)
+		b = append(b, body...)
+	}
+	listChanged := "{}"
+	if live {
+		listChanged = `{"listChanged":true}`
 	}
 	if f.Completions {
-		add("completions")
+		add("completions", "{}")
 	}
 	if e == eraLegacy {
-		add("logging")
+		add("logging", "{}")
 	}
 	if f.Prompts {
-		add("prompts")
+		add("prompts", listChanged)
 	}
 	if f.Resources {
-		add("resources")
+		if live {
+			add("resources", `{"subscribe":true,"listChanged":true}`)
+		} else {
+			add("resources", "{}")
+		}
 	}
 	if f.Tools {
-		add("tools")
+		add("tools", listChanged)
 	}
 	return append(b, '}')
 }
@@ -396,7 +417,7 @@ func (s *Server) discover(m *Message, f catalog.Features) []byte {
 		b = append(b, `,"supportedVersions":`...)
 		b = appendStrings(b, modernVersions)
 		b = append(b, `,"capabilities":`...)
-		b = capabilities(b, f, eraModern)
+		b = capabilities(b, f, eraModern, s.opts.Hub != nil)
 		if s.opts.Instructions != "" {
 			b = append(b, `,"instructions":`...)
 			b = appendString(b, s.opts.Instructions)
@@ -433,11 +454,21 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 		f = set.Features()
 	}
 	req.Session.start(version)
+	if s.opts.Hub != nil {
+		p := req.Principal
+		if p.ID == "" {
+			p = catalog.Anonymous()
+		}
+		// Unsolicited list_changed, plus what resources/subscribe adds.
+		req.Session.attach(s.opts.Hub.Subscribe(p, notify.Filter{
+			ResourcesListChanged: true, PromptsListChanged: true, ToolsListChanged: true,
+		}))
+	}
 	return s.result(m.ID, eraLegacy, 128+len(s.opts.Instructions), func(b []byte) []byte {
 		b = append(b, `{"protocolVersion":`...)
 		b = appendString(b, version)
 		b = append(b, `,"capabilities":`...)
-		b = capabilities(b, f, eraLegacy)
+		b = capabilities(b, f, eraLegacy, s.opts.Hub != nil)
 		b = append(b, `,"serverInfo":`...)
 		b = append(b, s.serverInfo...)
 		if s.opts.Instructions != "" {

@@ -1,6 +1,10 @@
 package mcp
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/corral-mcp/corral/host/notify"
+)
 
 // Session holds the state of one legacy (2025-11-25) session: the stdio
 // process, or one HTTP Mcp-Session-Id. Modern requests never read it.
@@ -14,6 +18,7 @@ type Session struct {
 	initialized bool   // notifications/initialized seen
 	logLevel    string
 	closed      bool
+	sub         *notify.Subscription // legacy subscriptions, when a hub serves them
 }
 
 // NewSession returns a fresh session. id names it in logs (and is the HTTP
@@ -52,6 +57,39 @@ func (s *Session) Close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.version = ""
+	if s.sub != nil {
+		s.sub.Close()
+	}
+}
+
+// Subscription returns the session's subscription to the notification
+// hub (unsolicited list_changed and the resources it subscribed to), or
+// nil before initialize or without a hub. The transport drains it onto the
+// session's stream (stdio; the HTTP GET stream) with Pump.
+func (s *Session) Subscription() *notify.Subscription {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sub
+}
+
+// attach gives the session its subscription, replacing (and closing) any
+// earlier one; on a closed session sub is closed at once.
+func (s *Session) attach(sub *notify.Subscription) {
+	s.mu.Lock()
+	old := s.sub
+	if s.closed {
+		s.mu.Unlock()
+		sub.Close()
+		return
+	}
+	s.sub = sub
+	s.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
 }
 
 // Closed reports whether Close was called.

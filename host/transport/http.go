@@ -346,12 +346,26 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principa
 	}
 	t := time.NewTicker(h.opts.KeepAlive)
 	defer t.Stop()
+	// The session's notifications (resource updates it subscribed to,
+	// unsolicited list_changed) go on this stream; with several GET
+	// streams open, each notification goes on one of them.
+	var ready <-chan struct{}
+	sub := hs.s.Subscription()
+	if sub != nil {
+		ready = sub.Ready()
+	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-hs.done:
 			return
+		case <-ready:
+			for _, ev := range sub.Take() {
+				if err := o.event(mcp.EncodeEvent(ev, nil)); err != nil {
+					return
+				}
+			}
 		case <-t.C:
 			if err := o.comment("keepalive"); err != nil {
 				return

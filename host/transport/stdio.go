@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/mcp"
+	"github.com/corral-mcp/corral/host/notify"
 )
 
 // Defaults for StdioOptions.
@@ -62,6 +63,8 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, r io.Reader, w io.Writer, 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	st.streams, st.stopStreams = context.WithCancel(ctx)
+	defer st.stopStreams()
 
 	readErr := make(chan error, 1)
 	go func() { readErr <- st.readLoop(ctx, r) }()
@@ -78,6 +81,7 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, r io.Reader, w io.Writer, 
 	st.mu.Lock()
 	st.closing = true // the reader may still be blocked: start nothing new
 	st.mu.Unlock()
+	st.stopStreams() // the transport is closing: listen streams end abruptly
 	st.wg.Wait()
 	st.wmu.Lock()
 	st.werr = errStopped // a reader still blocked must not write any more
@@ -100,7 +104,18 @@ type stdio struct {
 	closing  bool             // ServeStdio is returning
 	slots    chan struct{}
 	wg       sync.WaitGroup
+
+	// streams is the context of the long-lived streams (listen requests,
+	// the session's notifications); stopStreams ends them at EOF.
+	streams     context.Context
+	stopStreams context.CancelFunc
+	listens     int                  // listen requests in flight; guarded by mu
+	pumped      *notify.Subscription // the session subscription being pumped; guarded by mu
 }
+
+// MaxListens caps the concurrent subscriptions/listen streams of one stdio
+// connection. An open listen stream does not count against MaxConcurrent.
+const MaxListens = 64
 
 func (st *stdio) readLoop(ctx context.Context, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -164,8 +179,23 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 	// are answered in order; initialize takes them all, as it changes the
 	// session every later request relies on.
 	n := 1
-	if derr == nil && m.Method == "initialize" {
+	listen := derr == nil && m.Method == "subscriptions/listen" && m.ID != nil
+	switch {
+	case derr == nil && m.Method == "initialize":
 		n = st.opts.MaxConcurrent
+	case listen:
+		// Long-lived: it holds its slot only until its stream is open.
+		st.mu.Lock()
+		full := st.listens >= MaxListens
+		if !full {
+			st.listens++
+		}
+		st.mu.Unlock()
+		if full {
+			st.write(mcp.EncodeError(m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per connection.", MaxListens)}))
+			return
+		}
 	}
 	for i := 0; i < n; i++ {
 		select {
@@ -188,17 +218,35 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 		if r := st.srv.Serve(ctx, req, m); r.Msg != nil {
 			st.write(r.Msg)
 		}
+		st.pumpSession()
 		st.release(n)
 		return
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	parent := ctx
+	if listen {
+		parent = st.streams
+	}
+	rctx, cancel := context.WithCancel(parent)
 	req.Notify = st.notifier(rctx)
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { st.release(n) }) }
+	if listen {
+		notify := req.Notify
+		req.Notify = func(b []byte) error {
+			err := notify(b)
+			release() // the acknowledgement is out: free the slot
+			return err
+		}
+	}
 	key, c := string(m.ID), &call{cancel: cancel}
 	st.mu.Lock()
 	if st.closing {
+		if listen {
+			st.listens--
+		}
 		st.mu.Unlock()
 		cancel()
-		st.release(1)
+		release()
 		return
 	}
 	st.inflight[key] = c
@@ -206,11 +254,14 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 	st.mu.Unlock()
 	go func() {
 		defer st.wg.Done()
-		defer st.release(1)
+		defer release()
 		r := st.srv.Serve(rctx, req, m)
 		st.mu.Lock()
 		if st.inflight[key] == c {
 			delete(st.inflight, key)
+		}
+		if listen {
+			st.listens--
 		}
 		st.mu.Unlock()
 		cancelled := rctx.Err() != nil
@@ -244,6 +295,28 @@ func (st *stdio) write(msg []byte) {
 }
 
 var errStopped = errors.New("transport: stdio stopped")
+
+// pumpSession starts writing the legacy session's notifications (its
+// resource subscriptions and unsolicited list_changed) once initialize has
+// given it a subscription.
+func (st *stdio) pumpSession() {
+	sub := st.sess.Subscription()
+	st.mu.Lock()
+	if sub == nil || sub == st.pumped || st.closing {
+		st.mu.Unlock()
+		return
+	}
+	st.pumped = sub
+	st.wg.Add(1)
+	st.mu.Unlock()
+	go func() {
+		defer st.wg.Done()
+		_ = mcp.Pump(st.streams, sub, nil, func(b []byte) error {
+			st.write(b)
+			return nil
+		})
+	}()
+}
 
 // notifier returns the Notify of a request served under ctx: its
 // notifications go inline, one line each, until the request ends.
