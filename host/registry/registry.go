@@ -87,8 +87,9 @@ type Registry struct {
 	cat  *catalog.Catalog
 	cfg  atomic.Pointer[config.Config]
 
-	kick  chan struct{}
-	ready atomic.Bool
+	kick    chan struct{}
+	closing chan struct{} // closed by Close
+	ready   atomic.Bool
 
 	mu       sync.Mutex // serializes scans; guards the fields below
 	files    map[string]*file
@@ -159,6 +160,7 @@ func New(opts Options) (*Registry, error) {
 		log:     opts.Logger,
 		cat:     catalog.New(empty),
 		kick:    make(chan struct{}, 1),
+		closing: make(chan struct{}),
 		files:   map[string]*file{},
 		serving: map[string]*loaded{},
 	}
@@ -176,7 +178,8 @@ func New(opts Options) (*Registry, error) {
 // Catalog returns the catalog the registry swaps Sets into.
 func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
 
-// Ready reports whether the directory has been loaded once.
+// Ready reports whether the directory has been loaded: a scan found no
+// file still changing, or Load returned.
 func (r *Registry) Ready() bool { return r.ready.Load() }
 
 // UpdateConfig replaces the per-plugin settings and schedules a scan that
@@ -215,7 +218,9 @@ func (r *Registry) Scan(ctx context.Context) (pending bool, err error) {
 	pending, err = r.scanLocked(ctx)
 	evs := r.events
 	r.events = nil
-	r.ready.Store(true)
+	if !pending {
+		r.ready.Store(true)
+	}
 	r.mu.Unlock()
 	// Outside the lock, so OnChange may call Status.
 	if r.opts.OnChange != nil {
@@ -233,6 +238,7 @@ func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
 	for {
 		pending, err := r.Scan(ctx)
 		if err != nil || !pending || time.Now().After(deadline) {
+			r.ready.Store(true) // loaded as far as it will be
 			return err
 		}
 		select {
@@ -485,8 +491,10 @@ func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start 
 			modules = append(modules, l.module)
 		}
 	}
-	r.drains.Add(1)
-	go r.drain(retired, modules)
+	if len(retired)+len(modules) > 0 {
+		r.drains.Add(1)
+		go r.drain(retired, modules)
+	}
 	r.log.Info("plugin set swapped", "generation", set.Generation(), "plugins", len(set.Providers()),
 		"added", ev.Added, "removed", ev.Removed, "replaced", ev.Replaced)
 	r.report(true, start)
@@ -522,7 +530,11 @@ func (r *Registry) discard(ctx context.Context, l *loaded) {
 // plugins and modules it alone used.
 func (r *Registry) drain(plugins []*tracked, modules []Module) {
 	defer r.drains.Done()
-	time.Sleep(r.opts.DrainGrace)
+	// Close cuts the grace short: the servers have stopped by then.
+	select {
+	case <-time.After(r.opts.DrainGrace):
+	case <-r.closing:
+	}
 	deadline := time.Now().Add(r.opts.DrainTimeout)
 	for _, p := range plugins {
 		for p.inflight.Load() > 0 && time.Now().Before(deadline) {
@@ -656,6 +668,9 @@ func (r *Registry) Run(ctx context.Context) error {
 // module. Call it after the servers stopped using the catalog.
 func (r *Registry) Close(ctx context.Context) error {
 	r.mu.Lock()
+	if !r.closed {
+		close(r.closing)
+	}
 	r.closed = true
 	serving := r.serving
 	r.serving = map[string]*loaded{}

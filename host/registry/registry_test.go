@@ -429,6 +429,12 @@ func TestLoadWaitsForFreshFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close(context.Background())
+	if pending, err := r.Scan(context.Background()); err != nil || !pending {
+		t.Fatalf("first Scan = %v, %v; want the fresh file pending", pending, err)
+	}
+	if r.Ready() {
+		t.Error("ready while a file is still settling")
+	}
 	if err := r.Load(context.Background(), 2*time.Second); err != nil {
 		t.Fatal(err)
 	}

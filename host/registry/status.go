@@ -8,7 +8,7 @@ import (
 // Status is a snapshot of the registry, for /readyz and `corral plugin
 // check`.
 type Status struct {
-	// Ready is true once the directory has been loaded.
+	// Ready is true once the directory has been loaded (see Registry.Ready).
 	Ready bool `json:"ready"`
 	// Generation is the id of the Set being served.
 	Generation string `json:"generation"`
