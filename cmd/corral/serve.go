@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/host/auth"
+	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/mcp"
 	"github.com/corral-mcp/corral/host/metrics"
+	"github.com/corral-mcp/corral/host/notify"
 	"github.com/corral-mcp/corral/host/plugin"
 	"github.com/corral-mcp/corral/host/registry"
 	"github.com/corral-mcp/corral/host/transport"
@@ -119,9 +121,16 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}()
 
 	m := metrics.New(metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit})
+	// The notification hub: plugin notify calls, plugin-set swaps and file
+	// watchers in; listen streams and sessions out. A resource update
+	// reaches only those the policy lets see the resource.
+	var cat *catalog.Catalog
+	hub := notify.New(notify.Options{Visible: func(p abi.Principal, uri string) bool {
+		return cat.Current().URIVisible(p, uri)
+	}})
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir,
-		Logger: log, Observer: observer{m},
+		Logger: log, Observer: observer{m}, Notifier: hub,
 	})
 	if err != nil {
 		return fmt.Errorf("plugin runtime: %w", err)
@@ -157,18 +166,20 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		OnChange: func(ev registry.Event) {
 			log.Info("plugin lists changed", "generation", ev.Generation,
 				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
+			hub.ListsChanged(ev.Resources, ev.Prompts, ev.Tools)
 		},
 	})
 	if err != nil {
 		return err
 	}
+	cat = reg.Catalog()
 	health := metrics.NewHealth(func() error {
 		if cfg.Plugins.Dir != "" && !reg.Ready() {
 			return errors.New("plugins not loaded yet")
 		}
 		return nil
 	})
-	srv := mcp.NewServer(reg.Catalog(), mcp.Options{Name: "corral", Version: bi.Version, Logger: log, AllowCompletion: sec.limiter.Allow})
+	srv := mcp.NewServer(reg.Catalog(), mcp.Options{Name: "corral", Version: bi.Version, Logger: log, AllowCompletion: sec.limiter.Allow, Hub: hub})
 
 	// Listeners first, so a bad address fails before plugins are compiled.
 	var servers []*http.Server
@@ -249,6 +260,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	health.SetDraining()
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer scancel()
+	hub.Close() // listen streams end gracefully, sessions' streams stop
 	if httpHandler != nil {
 		httpHandler.Close()
 	}
