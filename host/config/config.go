@@ -88,6 +88,9 @@ type Plugins struct {
 	DataDir string `koanf:"dataDir"`
 	// CacheDir holds the compilation cache; "" disables it.
 	CacheDir string `koanf:"cacheDir"`
+	// Engine runs every plugin whose entry names none: EngineWazero (the
+	// default) or EngineWasmtime.
+	Engine string `koanf:"engine"`
 	// Debounce is how long a changed file must stay unchanged before it is
 	// loaded.
 	Debounce time.Duration `koanf:"debounce"`
@@ -101,7 +104,8 @@ type Plugin struct {
 	Enabled bool `koanf:"enabled"`
 	// SHA256 pins the plugin file's digest (lowercase hex); "" pins nothing.
 	SHA256 string `koanf:"sha256"`
-	// Engine runs the plugin; only "wazero" exists today.
+	// Engine runs the plugin: EngineWazero or EngineWasmtime; "" runs it
+	// with Plugins.Engine.
 	Engine string `koanf:"engine"`
 	Grants Grants `koanf:"grants"`
 	Limits Limits `koanf:"limits"`
@@ -141,8 +145,16 @@ type Limits struct {
 	QuarantineAfter int `koanf:"quarantineAfter"`
 }
 
-// Engines that can run a plugin.
-const EngineWazero = "wazero"
+// Engines that can run a plugin. EngineWasmtime exists only in binaries
+// built with -tags wasmtime; Load accepts both names and the server
+// refuses to start with an engine its binary lacks.
+const (
+	EngineWazero   = "wazero"
+	EngineWasmtime = "wasmtime"
+)
+
+// engines are the names Load accepts.
+var engines = []string{EngineWazero, EngineWasmtime}
 
 // Defaults for a plugin with no configuration entry, and for the keys an
 // entry leaves out.
@@ -156,9 +168,10 @@ var defaultLimits = Limits{
 }
 
 // DefaultPlugin returns the settings of a plugin with no configuration
-// entry: enabled, run by wazero with default limits and no grants.
+// entry: enabled, run by the server's engine (plugins.engine), with
+// default limits and no grants.
 func DefaultPlugin() Plugin {
-	return Plugin{Enabled: true, Engine: EngineWazero, Grants: Grants{KVQuota: defaultKVQuota}, Limits: defaultLimits}
+	return Plugin{Enabled: true, Grants: Grants{KVQuota: defaultKVQuota}, Limits: defaultLimits}
 }
 
 // PluginSettings returns the settings for the plugin named name: its entry,
@@ -187,6 +200,7 @@ func defaults() map[string]any {
 		"plugins.dir":       "",
 		"plugins.dataDir":   "",
 		"plugins.cacheDir":  "",
+		"plugins.engine":    EngineWazero,
 		"plugins.debounce":  "250ms",
 		"plugins.rescan":    "30s",
 	}
@@ -199,7 +213,7 @@ func defaults() map[string]any {
 func pluginDefaults() map[string]any {
 	return map[string]any{
 		"enabled":                 defaultPluginEnabled,
-		"engine":                  EngineWazero,
+		"engine":                  "",
 		"grants.kvQuota":          defaultKVQuota,
 		"limits.timeout":          defaultLimits.Timeout.String(),
 		"limits.memoryPages":      defaultLimits.MemoryPages,
@@ -236,6 +250,7 @@ func RestartKeys(old, new *Config) []string {
 	add("plugins.dir", old.Plugins.Dir, new.Plugins.Dir)
 	add("plugins.dataDir", old.Plugins.DataDir, new.Plugins.DataDir)
 	add("plugins.cacheDir", old.Plugins.CacheDir, new.Plugins.CacheDir)
+	add("plugins.engine", old.Plugins.Engine, new.Plugins.Engine)
 	add("plugins.debounce", old.Plugins.Debounce, new.Plugins.Debounce)
 	add("plugins.rescan", old.Plugins.Rescan, new.Plugins.Rescan)
 	add("auth", old.Auth, new.Auth)

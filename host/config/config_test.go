@@ -115,8 +115,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		env              []string
 		want             []string // substrings of the error
 	}{
-		{"bad engine", "a.yaml", "plugin:\n  files:\n    engine: wasmtime\n", nil,
-			[]string{"a.yaml:3: plugin.files.engine: unknown engine \"wasmtime\""}},
+		{"bad engine", "a.yaml", "plugin:\n  files:\n    engine: v8\n", nil,
+			[]string{"a.yaml:3: plugin.files.engine: unknown engine \"v8\" (known: wazero, wasmtime)"}},
 		{"bad duration", "b.yaml", "log:\n  level: info\nplugin:\n  x:\n    limits:\n      timeout: soon\n", nil,
 			[]string{"b.yaml:6: plugin.x.limits.timeout"}},
 		{"unknown key", "c.yaml", "http:\n  addr: 127.0.0.1:1\n  alowedOrigins: [x]\n", nil,

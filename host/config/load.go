@@ -231,7 +231,7 @@ var schema = []string{
 	"ws.addr", "admin.addr",
 	"log.level", "log.format",
 	"catalog.pageSize", "catalog.cursorKey",
-	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.debounce", "plugins.rescan",
+	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
 	"plugin.*.enabled", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",

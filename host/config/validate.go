@@ -91,6 +91,9 @@ func validate(cfg *Config) []problem {
 	if r := cfg.Plugins.Rescan; r != 0 && r < 100*time.Millisecond {
 		bad("plugins.rescan", "must be 0 (off) or at least 100ms, got %v", r)
 	}
+	if !slices.Contains(engines, cfg.Plugins.Engine) {
+		bad("plugins.engine", "unknown engine %q (known: %s)", cfg.Plugins.Engine, strings.Join(engines, ", "))
+	}
 	if d := cfg.Plugins.Dir; d != "" {
 		// A missing directory is fine (it may be created later); a file is not.
 		if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
@@ -109,8 +112,8 @@ func validate(cfg *Config) []problem {
 				bad(pre+"sha256", "want 64 hex digits, got %q", p.SHA256)
 			}
 		}
-		if p.Engine != EngineWazero {
-			bad(pre+"engine", "unknown engine %q (supported: %s)", p.Engine, EngineWazero)
+		if p.Engine != "" && !slices.Contains(engines, p.Engine) {
+			bad(pre+"engine", "unknown engine %q (known: %s)", p.Engine, strings.Join(engines, ", "))
 		}
 		g := p.Grants
 		if g.KVQuota < 0 {
