@@ -350,3 +350,38 @@ func TestServeStdio(t *testing.T) {
 		t.Fatal("no exit within 15s of stdin EOF")
 	}
 }
+
+func TestCheckReportsConflicts(t *testing.T) {
+	builtPlugins(t, "conformance")
+	cache := filepath.Join(repoRoot, "build", "cache")
+	t.Setenv("CORRAL_PLUGINS_CACHE_DIR", cache)
+	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	os.Mkdir(plugins, 0o755)
+	// The same plugin under another name in the directory is a replacement,
+	// not a conflict.
+	os.WriteFile(filepath.Join(plugins, "old-conformance.wasm"), data, 0o644)
+	candidate := filepath.Join(dir, "conformance.wasm")
+	os.WriteFile(candidate, data, 0o644)
+	cfg := filepath.Join(dir, "corral.yaml")
+	os.WriteFile(cfg, []byte("plugins:\n  dir: plugins\n"), 0o644)
+	if code, out, errs := runCLI(t, "", "plugin", "check", "--config", cfg, candidate); code != exitOK {
+		t.Errorf("check of a replacement: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	// testdata/wat: conflict.wasm claims the scheme of good.wasm.
+	good, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "wat", "good.wasm"))
+	if err != nil {
+		t.Skipf("testdata/wat/good.wasm: %v", err)
+	}
+	os.WriteFile(filepath.Join(plugins, "good.wasm"), good, 0o644)
+	conflict := filepath.Join(repoRoot, "testdata", "wat", "conflict.wasm")
+	code, _, errs := runCLI(t, "", "plugin", "check", "--config", cfg, conflict)
+	if code != exitFail || !strings.Contains(errs, `scheme "good" is claimed by both`) {
+		t.Errorf("check of a conflicting plugin: exit %d\n%s", code, errs)
+	}
+}

@@ -233,6 +233,9 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 			fmt.Fprintf(e.stdout, "%s: note: capability %q is requested but not granted\n", path, c)
 		}
 	}
+	if cfg.Plugins.Dir != "" {
+		problems = append(problems, checkConflicts(ctx, rt, cfg.Plugins.Dir, abs, m)...)
+	}
 	p, err := mod.Instantiate(ctx, settings)
 	if err != nil {
 		return append(problems, "load: "+err.Error())
@@ -252,6 +255,49 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	}
 	slices.Sort(problems)
 	return problems
+}
+
+// manifestOnly is a provider known only by its manifest: enough for
+// catalog.NewSet to check claims.
+type manifestOnly struct{ m *abi.Manifest }
+
+func (p manifestOnly) Manifest() *abi.Manifest { return p.m }
+func (p manifestOnly) Call(context.Context, abi.Op, []byte) ([]byte, error) {
+	return nil, fmt.Errorf("not loaded")
+}
+
+// checkConflicts reports claims of m that conflict with the plugins the
+// server would serve from dir. A file there with the same plugin name is
+// the version m would replace, so it is left out.
+func checkConflicts(ctx context.Context, rt *plugin.Runtime, dir, self string, m *abi.Manifest) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // no directory yet: nothing to conflict with
+	}
+	others := []catalog.Provider{manifestOnly{m}}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if !strings.HasSuffix(e.Name(), ".wasm") || strings.HasPrefix(e.Name(), ".") || path == self {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		mod, err := registry.WasmLoader(rt).Compile(ctx, path, data)
+		if err != nil {
+			continue // serve would not load it either
+		}
+		om := mod.Manifest()
+		mod.Close(ctx)
+		if om.Name != m.Name {
+			others = append(others, manifestOnly{om})
+		}
+	}
+	if _, err := catalog.NewSet(others, catalog.Options{}); err != nil {
+		return []string{fmt.Sprintf("conflicts with the plugins in %s: %v", dir, err)}
+	}
+	return nil
 }
 
 // countList walks every page of a list (at most 10,000 pages or 30s).
