@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# bench.sh: run the root module's benchmarks (used by `make bench`).
+# bench.sh: the benchmarks (used by `make bench`).
 #
-#   interop/bench.sh            every benchmark, -count=5
-#   BENCH=Pool COUNT=10 interop/bench.sh
+#   interop/bench.sh                 the side-by-side table (docs/performance.md)
+#   BENCH_ARGS='-reps 5' interop/bench.sh
+#   interop/bench.sh go              every Go benchmark of the root module, -count=5
+#   BENCH=Pool COUNT=10 interop/bench.sh go
 #
-# Runs `go test -run='^$' -bench=$BENCH -benchmem -count=$COUNT ./...` in the
-# root module, saves the raw output to build/bench/bench.txt (the format
+# The table: builds bin/corral-bench (corral with a native provider), the
+# fixture plugin plugins/bench/fixture, the plugin-overhead guests and the
+# harness interop/bench, installs the Node peers (interop/install-peers.sh),
+# then runs the harness, which starts every server on 127.0.0.1, measures,
+# stops them and prints one Markdown table (saved to build/bench/table.md).
+# It expects bin/corral and build/plugins (make bench builds them first).
+#
+# `go` mode runs `go test -run='^$' -bench=$BENCH -benchmem -count=$COUNT ./...`
+# in the root module, saves the raw output to build/bench/bench.txt (the format
 # benchstat reads, to compare two runs), and prints, per package, each
 # benchmark's median over the runs of ns/op, B/op and allocs/op, with the
 # spread (min..max) of ns/op.
@@ -13,6 +22,22 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+
+if [[ ${1:-table} == table ]]; then
+	out=$root/build/bench
+	mkdir -p "$out/plugins"
+	echo "bench: building the native-provider server, the fixture plugin, the overhead guests and the harness" >&2
+	go build -trimpath -o bin/corral-bench ./cmd/corral-bench
+	(cd plugins && GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o "$out/plugins/bfx000.wasm" ./bench/fixture)
+	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o "$out/echo-corral.wasm" ./host/plugin/testdata/echoguest
+	(cd interop && GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o "$out/echo-extism.wasm" ./bench/extismguest)
+	(cd interop && go build -trimpath -o "$out/bench" ./bench)
+	bash interop/install-peers.sh
+	cp interop/node/server.mjs interop/.peers/server.mjs
+	# shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
+	exec "$out/bench" -root "$root" ${BENCH_ARGS:-}
+fi
+[[ $1 == go ]] || { echo "usage: interop/bench.sh [table|go]" >&2; exit 2; }
 bench=${BENCH:-.}
 count=${COUNT:-5}
 out=$root/build/bench

