@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/mcp"
@@ -128,8 +128,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	hub := notify.New(notify.Options{Visible: func(p abi.Principal, uri string) bool {
 		return cat.Current().URIVisible(p, uri)
 	}})
+	if err := checkEngines(cfg); err != nil {
+		return err
+	}
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{
-		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir,
+		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
 		Logger: log, Observer: observer{m}, Notifier: hub,
 	})
 	if err != nil {
@@ -161,7 +164,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
 		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes(),
 			Policy: sec.policy, Authenticated: sec.authed},
-		Debounce:   cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
+		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		Logger: log, Observer: m, Progress: progress,
 		OnChange: func(ev registry.Event) {
 			log.Info("plugin lists changed", "generation", ev.Generation,
