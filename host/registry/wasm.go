@@ -59,6 +59,7 @@ func PluginConfig(path string, s config.Plugin) plugin.Config {
 	}
 	return plugin.Config{
 		Source:   path,
+		Engine:   s.Engine,
 		PoolSize: s.Limits.Instances,
 		Limits: plugin.Limits{
 			Timeout:          s.Limits.Timeout,
