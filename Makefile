@@ -3,6 +3,8 @@
 
 GO        ?= go
 BIN       := bin/corral
+# The optional wasmtime engine (cgo, -tags wasmtime): never in the default build.
+BIN_WASMTIME := bin/corral-wasmtime
 PLUGIN_SRCS := $(wildcard plugins/*/main.go)
 PLUGIN_NAMES := $(patsubst plugins/%/main.go,%,$(PLUGIN_SRCS))
 PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
@@ -10,6 +12,7 @@ HTTP_ADDR ?= 127.0.0.1:7337
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 
+.PHONY: build-wasmtime test-wasmtime bench-engines
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
 all: build plugins
@@ -20,6 +23,22 @@ $(BIN): FORCE
 	$(GO) build -trimpath -o $(BIN) ./cmd/corral
 
 FORCE:
+
+# corral with both engines; `engine: wasmtime` (plugins.engine or
+# plugin.<name>.engine) selects wasmtime. Needs cgo and a C compiler.
+build-wasmtime:
+	CGO_ENABLED=1 $(GO) build -trimpath -tags wasmtime -o $(BIN_WASMTIME) ./cmd/corral
+
+# The engine conformance kit and the plugin runtime on both engines (with
+# the race detector), then the independent clients against the wasmtime
+# binary with every plugin on wasmtime.
+test-wasmtime: build-wasmtime plugins peers
+	CGO_ENABLED=1 $(GO) test -race -tags wasmtime ./host/plugin/...
+	cd interop && CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime $(GO) test -count=1 ./...
+
+# wazero and wasmtime side by side in one run (also part of make bench).
+bench-engines: build build-wasmtime plugins
+	bash interop/bench-engines.sh
 
 plugins: $(PLUGIN_WASM)
 
@@ -49,8 +68,9 @@ interop: build plugins peers
 conformance: build plugins peers
 	bash interop/conformance.sh
 
-bench: build plugins
+bench: build plugins build-wasmtime
 	bash interop/bench.sh
+	bash interop/bench-engines.sh
 
 fuzz:
 	bash .ci/fuzz.sh $(FUZZTIME)

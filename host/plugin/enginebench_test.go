@@ -1,0 +1,197 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// BenchmarkEngine compares the engines compiled into the test binary on
+// the same work, named BenchmarkEngine/<measure>/<module>/<engine> so that
+// interop/bench-engines.sh can print them side by side:
+//
+//	compile-cold    Runtime.Compile in a fresh runtime with no cache
+//	compile-cached  the same over a cache directory that holds the module
+//	                (a process restart)
+//	instantiate     one instance, _initialize included, and its Close
+//	call            one Plugin.Call of read_resource on a warm pool of one
+//	throughput      Plugin.Call from GOMAXPROCS goroutines on a pool of 2
+//	                (also reported as req/s)
+//	memory          resident memory per warm instance (MiB/instance)
+//
+// Modules: "wat" is testdata/wat/good.wasm (no language runtime), "go" is
+// build/plugins/conformance.wasm (a Go guest; skipped when not built).
+//
+//	go test -tags wasmtime -run '^$' -bench '^BenchmarkEngine' ./host/plugin/
+func BenchmarkEngine(b *testing.B) {
+	ctx := context.Background()
+	mods := benchModules(b)
+	reqs := map[string][]byte{
+		"wat": []byte(`{"uri":"good://hello","principal":{"id":"bench"}}`),
+		"go":  []byte(`{"uri":"test://static-text","principal":{"id":"bench"}}`),
+	}
+	each := func(b *testing.B, measure string, fn func(b *testing.B, eng, mod string, wasm []byte)) {
+		b.Run(measure, func(b *testing.B) {
+			for _, mod := range []string{"wat", "go"} {
+				wasm, ok := mods[mod]
+				if !ok {
+					continue
+				}
+				b.Run(mod, func(b *testing.B) {
+					for _, eng := range Engines() {
+						b.Run(eng, func(b *testing.B) { fn(b, eng, mod, wasm) })
+					}
+				})
+			}
+		})
+	}
+
+	each(b, "compile-cold", func(b *testing.B, eng, _ string, wasm []byte) {
+		for b.Loop() {
+			rt := benchRuntime(b, RuntimeConfig{Engine: eng})
+			if _, err := rt.Compile(ctx, wasm); err != nil {
+				b.Fatal(err)
+			}
+			rt.Close(ctx)
+		}
+	})
+	each(b, "compile-cached", func(b *testing.B, eng, _ string, wasm []byte) {
+		dir := b.TempDir()
+		warm := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
+		if _, err := warm.Compile(ctx, wasm); err != nil {
+			b.Fatal(err)
+		}
+		warm.Close(ctx)
+		for b.Loop() {
+			rt := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
+			if _, err := rt.Compile(ctx, wasm); err != nil {
+				b.Fatal(err)
+			}
+			rt.Close(ctx)
+		}
+	})
+	each(b, "instantiate", func(b *testing.B, eng, _ string, wasm []byte) {
+		p, done := benchEnginePlugin(b, eng, wasm, 1)
+		defer done()
+		for b.Loop() {
+			in, err := p.newInstance(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in.close(ctx)
+		}
+	})
+	each(b, "call", func(b *testing.B, eng, mod string, wasm []byte) {
+		p, done := benchEnginePlugin(b, eng, wasm, 1)
+		defer done()
+		req := reqs[mod]
+		warmUp(b, p, req, 2000)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	each(b, "throughput", func(b *testing.B, eng, mod string, wasm []byte) {
+		p, done := benchEnginePlugin(b, eng, wasm, 2)
+		defer done()
+		req := reqs[mod]
+		warmUp(b, p, req, 2000)
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	})
+	each(b, "memory", func(b *testing.B, eng, mod string, wasm []byte) {
+		if runtime.GOOS != "linux" {
+			b.Skip("reads /proc/self/statm")
+		}
+		const n = 16
+		p, done := benchEnginePlugin(b, eng, wasm, 1)
+		defer done()
+		req := reqs[mod]
+		var perInstance float64
+		for b.Loop() {
+			runtime.GC()
+			before := rss(b)
+			ins := make([]*instance, n)
+			for i := range ins {
+				in, err := p.newInstance(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range 200 { // let a Go guest's heap reach its steady size
+					if _, _, err := in.call(ctx, abi.OpReadResource, req, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ins[i] = in
+			}
+			runtime.GC()
+			perInstance = float64(rss(b)-before) / n / (1 << 20)
+			for _, in := range ins {
+				in.close(ctx)
+			}
+		}
+		b.ReportMetric(perInstance, "MiB/instance")
+	})
+}
+
+func benchRuntime(b *testing.B, cfg RuntimeConfig) *Runtime {
+	rt, err := NewRuntime(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rt
+}
+
+func benchEnginePlugin(b *testing.B, eng string, wasm []byte, pool int) (*Plugin, func()) {
+	ctx := context.Background()
+	rt := benchRuntime(b, RuntimeConfig{Engine: eng})
+	m, err := rt.Compile(ctx, wasm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := rt.Load(ctx, m, Config{PoolSize: pool})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, func() { p.Close(ctx); m.Close(ctx); rt.Close(ctx) }
+}
+
+func warmUp(b *testing.B, p *Plugin, req []byte, n int) {
+	for range n {
+		if _, err := p.Call(context.Background(), abi.OpReadResource, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// rss returns the process's resident set size in bytes.
+func rss(b *testing.B) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := bytes.Fields(data)
+	if len(f) < 2 {
+		b.Fatalf("statm: %q", data)
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
