@@ -96,9 +96,6 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	log := newLogger(e.stderr, cfg.Log.Format, level)
 	bi := readBuildInfo()
 	log.Info("corral starting", "version", bi.Version, "commit", bi.Commit, "config", cfg.File, "plugins", cfg.Plugins.Dir)
-	if cfg.WS.Addr != "" {
-		return errors.New("ws.addr: the WebSocket transport is not available in this build")
-	}
 
 	// First signal: graceful shutdown. Second: exit at once.
 	ctx, cancel := context.WithCancel(parent)
@@ -138,6 +135,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if err != nil {
 		return fmt.Errorf("plugin runtime: %w", err)
 	}
+	log.Info("plugin runtime", "engine", rt.DefaultEngine(), "engines", plugin.Engines())
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -203,6 +201,18 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		log.Info("listening", "addr", ln.Addr().String())
 		return nil
 	}
+	// WebSocket at /ws: on the HTTP listener, and on --ws ADDR if set.
+	wsHandler := transport.NewWSHandler(srv, transport.WSOptions{
+		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
+		Logger: log, PrincipalFunc: auth.PrincipalOf,
+	})
+	if cfg.WS.Addr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/ws", sec.authn.Middleware(wsHandler))
+		if err := listen(cfg.WS.Addr, mux); err != nil {
+			return err
+		}
+	}
 	if cfg.HTTP.Addr != "" {
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
@@ -210,6 +220,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		})
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", sec.authn.Middleware(httpHandler))
+		mux.Handle("/ws", sec.authn.Middleware(wsHandler))
 		mux.Handle(auth.MetadataPath, sec.authn.MetadataHandler())
 		metrics.Register(mux, m, health)
 		if err := listen(cfg.HTTP.Addr, mux); err != nil {
@@ -248,7 +259,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		go func() { defer bg.Done(); w.Run(bgCtx) }()
 	}
 
-	if cfg.HTTP.Addr == "" {
+	if cfg.HTTP.Addr == "" && cfg.WS.Addr == "" {
 		// stdio: serve until stdin closes or a signal arrives.
 		err := transport.ServeStdio(ctx, srv, e.stdin, e.stdout, transport.StdioOptions{Logger: log, Principal: sec.stdio})
 		if err != nil && !errors.Is(err, context.Canceled) {
@@ -264,6 +275,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	sctx, scancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer scancel()
 	hub.Close() // listen streams end gracefully, sessions' streams stop
+	wsHandler.Close()
 	if httpHandler != nil {
 		httpHandler.Close()
 	}
