@@ -113,6 +113,7 @@ type ReadResourceRequest struct {
 	Template  string            `json:"template,omitempty"`
 	Variables map[string]string `json:"variables,omitempty"`
 	Principal Principal         `json:"principal"`
+	Input
 }
 
 // ReadResourceResult is the response of OpReadResource.
@@ -127,6 +128,7 @@ type GetPromptRequest struct {
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments,omitempty"`
 	Principal Principal         `json:"principal"`
+	Input
 }
 
 // GetPromptResult is the response of OpGetPrompt.
@@ -140,6 +142,7 @@ type CallToolRequest struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 	Principal Principal       `json:"principal"`
+	Input
 }
 
 // CallToolResult is the response of OpCallTool: an MCP CallToolResult.

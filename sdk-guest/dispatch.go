@@ -27,6 +27,13 @@ func (p *Plugin) Handle(op abi.Op, req []byte) (abi.Status, []byte) {
 		return p.errorResponse(&abi.Error{Code: abi.CodeInternal, Message: err.Error()})
 	}
 	v, err := p.dispatch(op, req)
+	if ir := asInputRequired(err); ir != nil {
+		out, eerr := p.enc.encode(ir)
+		if eerr != nil {
+			return p.errorResponse(&abi.Error{Code: abi.CodeInternal, Message: "encode input request: " + eerr.Error()})
+		}
+		return abi.StatusInputRequired, out
+	}
 	if err != nil {
 		return p.errorResponse(toABIError(err))
 	}
@@ -204,6 +211,9 @@ func (p *Plugin) callTool(raw []byte) (any, error) {
 		}
 	}
 	res, err := e.call(&req)
+	if asInputRequired(err) != nil {
+		return nil, err
+	}
 	if err != nil {
 		return ToolError(message(err)), nil
 	}

@@ -27,6 +27,13 @@ type Options struct {
 	// Policy, when set, decides what each principal sees (see Policy);
 	// nil shows everything to everyone.
 	Policy Policy
+	// StateKey seals requestState (input_required). Replicas behind one
+	// load balancer share it; empty uses a random per-process key.
+	StateKey []byte
+	// StateTTL is how long a requestState stays valid (DefaultStateTTL).
+	StateTTL time.Duration
+	// Now is the clock for state expiry; nil is time.Now.
+	Now func() time.Time
 }
 
 // Features says which MCP server features a Set serves, so the protocol

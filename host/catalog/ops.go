@@ -42,8 +42,15 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 			break
 		}
 	}
+	digest := requestDigest(p, abi.OpReadResource, uri, nil)
+	if req.Input, err = s.prepareInput(ctx, pr, digest); err != nil {
+		return nil, err
+	}
 	body, _ := json.Marshal(req)
 	out, err := pr.Call(ctx, abi.OpReadResource, body)
+	if ir := asInputRequired(err); ir != nil {
+		return nil, s.inputRequired(ctx, pr, abi.OpReadResource, digest, ir)
+	}
 	if err != nil {
 		return nil, s.providerErr(pr, err, uri)
 	}
@@ -100,9 +107,18 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 			return nil, invalidParams("prompt arguments must be UTF-8")
 		}
 	}
-	body, _ := json.Marshal(abi.GetPromptRequest{Name: name, Arguments: args, Principal: p})
 	pr := ref.owner
+	argsJSON, _ := json.Marshal(args)
+	digest := requestDigest(p, abi.OpGetPrompt, name, argsJSON)
+	input, err := s.prepareInput(ctx, pr, digest)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(abi.GetPromptRequest{Name: name, Arguments: args, Principal: p, Input: input})
 	out, err := pr.Call(ctx, abi.OpGetPrompt, body)
+	if ir := asInputRequired(err); ir != nil {
+		return nil, s.inputRequired(ctx, pr, abi.OpGetPrompt, digest, ir)
+	}
 	if err != nil {
 		return nil, s.providerErr(pr, err, "")
 	}
@@ -140,8 +156,16 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) && t[0] != '{' {
 		return nil, &Error{Kind: KindInvalidParams, Message: "tool arguments must be a JSON object", Name: name}
 	}
-	body, _ := json.Marshal(abi.CallToolRequest{Name: name, Arguments: args, Principal: p})
+	digest := requestDigest(p, abi.OpCallTool, name, args)
+	input, err := s.prepareInput(ctx, pr, digest)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(abi.CallToolRequest{Name: name, Arguments: args, Principal: p, Input: input})
 	out, err := pr.Call(ctx, abi.OpCallTool, body)
+	if ir := asInputRequired(err); ir != nil {
+		return nil, s.inputRequired(ctx, pr, abi.OpCallTool, digest, ir)
+	}
 	if err != nil {
 		return nil, s.providerErr(pr, err, "")
 	}
@@ -317,4 +341,13 @@ func filterCompletion(c *abi.Completion, v View, t *template, name string, ctxAr
 	}
 	total := len(kept)
 	c.Total = &total
+}
+
+// asInputRequired returns err's *abi.InputRequired, or nil.
+func asInputRequired(err error) *abi.InputRequired {
+	var ir *abi.InputRequired
+	if err != nil && errors.As(err, &ir) {
+		return ir
+	}
+	return nil
 }

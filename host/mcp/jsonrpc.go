@@ -151,6 +151,9 @@ type params struct {
 	RequestID json.RawMessage `json:"requestId"` // notifications/cancelled
 
 	Notifications *listenFilter `json:"notifications"` // subscriptions/listen
+
+	InputResponses json.RawMessage `json:"inputResponses"` // MRTR retries
+	RequestState   *string         `json:"requestState"`   // MRTR retries
 }
 
 type refParam struct {

@@ -274,6 +274,7 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	}
 	ctx, sink := s.withSink(ctx, req, m, e)
 	defer sink.close()
+	ctx = withInput(ctx, m, e)
 	switch m.Method {
 	case "server/discover":
 		return s.discover(m, f), nil
@@ -545,7 +546,7 @@ func (s *Server) read(ctx context.Context, set *catalog.Set, p abi.Principal, m 
 	}
 	rr, err := set.ReadResource(ctx, p, m.p.URI)
 	if err != nil {
-		return nil, s.mapError(err, m, e)
+		return s.failed(err, m, e)
 	}
 	return s.result(m.ID, e, rawSize(rr.Contents)+64, func(b []byte) []byte {
 		if e == eraModern {
@@ -571,7 +572,7 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 	}
 	raw, err := set.GetPrompt(ctx, p, m.p.Name, args)
 	if err != nil {
-		return nil, s.mapError(err, m, e)
+		return s.failed(err, m, e)
 	}
 	return s.spliced(m, e, raw)
 }
@@ -589,7 +590,7 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal
 	}
 	raw, err := set.CallTool(ctx, p, m.p.Name, args)
 	if err != nil {
-		return nil, s.mapError(err, m, e)
+		return s.failed(err, m, e)
 	}
 	return s.spliced(m, e, raw)
 }

@@ -167,6 +167,14 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 			return nil, ClassBadOutput, errors.New("error response is not a well-formed error object")
 		}
 		return nil, ClassGuestError, &e
+	case abi.StatusInputRequired:
+		var ir abi.InputRequired
+		if err := json.Unmarshal(out, &ir); err != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
+			return nil, ClassBadOutput, errors.New("input-required response is not a well-formed InputRequired object")
+		}
+		// Asking the client is an answer, not a failure: the catalog
+		// validates the requests and seals the state.
+		return nil, ClassOK, &ir
 	default:
 		return nil, ClassBadOutput, fmt.Errorf("%s returned unknown status %d", abi.ExportCall, int32(status))
 	}

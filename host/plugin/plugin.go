@@ -188,7 +188,7 @@ func (p *Plugin) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error
 	out, class, err := p.call(ctx, op, req)
 	p.obs.Call(p.name, op.String(), time.Since(start), class)
 	p.record(class)
-	if err != nil && class != ClassGuestError {
+	if err != nil && class != ClassGuestError && class != ClassOK { // ClassOK: *abi.InputRequired
 		err = &Error{Plugin: p.name, Op: op, Class: class, Err: err}
 	}
 	return out, err

@@ -3,9 +3,8 @@
 // server under test: test:// resources and template, the test_* prompts
 // and tools, and completions for their arguments.
 //
-// Some fixtures need host features a plugin cannot provide alone
-// (sampling, elicitation); those tools return a plain result and say so in
-// their description. Progress and log messages go through the progress and
+// The test_input_required_result_* fixtures and test_missing_capability
+// ask the client for input with input_required (mrtr.go). Progress and log messages go through the progress and
 // log host functions to the request's own stream.
 package main
 
@@ -120,6 +119,7 @@ func newPlugin() *corral.Plugin {
 	for _, t := range tools {
 		p.Tool(t.def, t.call)
 	}
+	addMRTR(p)
 	return p
 }
 
@@ -254,8 +254,6 @@ var tools = []tool{
 		func(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
 			return corral.ToolText("JSON Schema 2020-12 tool called with: " + string(r.Arguments)), nil
 		}},
-	{abi.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability, which plugins cannot check yet; answers with a plain result"},
-		text("This tool needs the sampling client capability, which corral plugins cannot declare yet.")},
 	{abi.Tool{Name: "test_streaming_elicitation", Description: "Answers with a plain result: the response stream carries no independent JSON-RPC requests"},
 		text("stream observed: result frames only, no top-level requests")},
 	{abi.Tool{Name: "test_logging_tool", Description: "Logs one info line; the client hears it only when its request set a log level"},

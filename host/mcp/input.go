@@ -1,0 +1,59 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/corral-mcp/corral/host/catalog"
+)
+
+// withInput attaches the request's input_required members (client
+// capabilities, inputResponses, requestState) to ctx for the three methods
+// that may answer input_required, on the 2026-07-28 protocol only. A
+// legacy request carries none, so a provider asking for input gets
+// MissingRequiredClientCapability there.
+func withInput(ctx context.Context, m *Message, e era) context.Context {
+	if e != eraModern || m.p.Meta == nil {
+		return ctx
+	}
+	switch m.Method {
+	case "resources/read", "prompts/get", "tools/call":
+		return catalog.WithInput(ctx, &catalog.Input{
+			Capabilities: m.p.Meta.ClientCapabilities,
+			Responses:    m.p.InputResponses,
+			State:        m.p.RequestState,
+		})
+	}
+	return ctx
+}
+
+// failed answers a failed resources/read, prompts/get or tools/call: an
+// InputRequiredResult when the provider needs client input, -32021 when
+// that input needs a capability the request did not declare, else the
+// mapped error.
+func (s *Server) failed(err error, m *Message, e era) ([]byte, *Error) {
+	var ir *catalog.InputRequiredError
+	if errors.As(err, &ir) && e == eraModern {
+		return s.result(m.ID, e, len(ir.Result)+64+len(s.metaField), func(b []byte) []byte {
+			b = append(b, `{"resultType":"input_required",`...)
+			b = append(b, ir.Result[1:len(ir.Result)-1]...) // the members of the object
+			return s.closeResult(b, e, false, 0, false)
+		}), nil
+	}
+	var mc *catalog.MissingCapabilityError
+	if errors.As(err, &mc) {
+		if e != eraModern {
+			return nil, errorWithData(CodeInvalidRequest,
+				"Invalid Request: this request needs input from the client (input_required), which needs protocol 2026-07-28.",
+				struct {
+					RequiredCapabilities json.RawMessage `json:"requiredCapabilities"`
+				}{mc.Required})
+		}
+		return nil, errorWithData(CodeMissingClientCapability, "Missing required client capability",
+			struct {
+				RequiredCapabilities json.RawMessage `json:"requiredCapabilities"`
+			}{mc.Required})
+	}
+	return nil, s.mapError(err, m, e)
+}
