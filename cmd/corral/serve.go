@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -158,6 +160,13 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if err != nil {
 		return err
 	}
+	// Host-side watchers on the roots granted to file:// plugins.
+	files, err := notify.NewFileWatcher(hub, log)
+	if err != nil {
+		return err
+	}
+	var curCfg atomic.Pointer[config.Config]
+	curCfg.Store(cfg)
 	reg, err := registry.New(registry.Options{
 		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
 		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes(),
@@ -168,6 +177,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			log.Info("plugin lists changed", "generation", ev.Generation,
 				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
 			hub.ListsChanged(ev.Resources, ev.Prompts, ev.Tools)
+			files.SetRoots(fileRoots(cat.Current(), curCfg.Load()))
 		},
 	})
 	if err != nil {
@@ -250,10 +260,15 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		bg.Add(1)
 		go func() { defer bg.Done(); reg.Run(bgCtx) }()
 	}
+	files.SetRoots(fileRoots(reg.Catalog().Current(), cfg))
+	bg.Add(1)
+	go func() { defer bg.Done(); files.Run(bgCtx) }()
 	if cfg.File != "" {
 		w := config.NewWatcher(src, cfg, config.WatchOptions{Logger: log, OnReload: func(_, n *config.Config) {
 			level.Set(parseLevel(n.Log.Level))
+			curCfg.Store(n)
 			reg.UpdateConfig(n)
+			files.SetRoots(fileRoots(reg.Catalog().Current(), n))
 		}})
 		bg.Add(1)
 		go func() { defer bg.Done(); w.Run(bgCtx) }()
@@ -291,6 +306,23 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}
 	log.Info("corral stopped")
 	return nil
+}
+
+// fileRoots returns the file roots granted to the plugins of set that
+// serve file:// URIs and use the files capability: the FileWatcher turns
+// changes under them into resource updates.
+func fileRoots(set *catalog.Set, cfg *config.Config) []string {
+	var roots []string
+	if set == nil {
+		return nil
+	}
+	for _, p := range set.Providers() {
+		m := p.Manifest()
+		if slices.Contains(m.Schemes, "file") && slices.Contains(m.Capabilities, abi.CapFiles) {
+			roots = append(roots, cfg.PluginSettings(m.Name).Grants.Files...)
+		}
+	}
+	return roots
 }
 
 // rescan maps the config's "0 = off" to the registry's "negative = off".
