@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -92,6 +93,11 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	o.root = root
 	def := func(s *string, v string) {
 		if *s == "" {
 			*s = v
@@ -118,6 +124,9 @@ func run(args []string) error {
 		}
 		o.rows[n] = true
 	}
+	if o.out, err = filepath.Abs(o.out); err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
 	if err := os.MkdirAll(o.out+"/logs", 0o755); err != nil {
 		return fmt.Errorf("out: %w", err)
 	}
@@ -136,6 +145,9 @@ func run(args []string) error {
 		{2, rowPeers},
 		{3, rowOverhead},
 		{4, rowPool},
+		{5, rowScaling},
+		{6, rowStart},
+		{7, rowNotify},
 	}
 	var failed []string
 	for _, s := range steps {

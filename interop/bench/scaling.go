@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// corralConfig writes a config for corral serving dir: every named plugin
+// with instances instances and the notify grant, compiled through cache.
+func corralConfig(path, dir, cache string, names []string, instances int) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "log:\n  level: warn\nplugins:\n  dir: %s\n  cacheDir: %s\nplugin:\n", dir, cache)
+	for _, n := range names {
+		fmt.Fprintf(&b, "  %s:\n    limits:\n      instances: %d\n    grants:\n      notify: true\n", n, instances)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// readyz is a readiness probe: /readyz answers 200 once the plugin
+// directory is loaded.
+func readyz(mcpURL string) error {
+	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/readyz")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// fleet writes n fixture plugins of count resources each (bfx000 …) to a
+// fresh dir and returns their names.
+func fleet(o options, dir string, n, count int) ([]string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	old := time.Now().Add(-time.Hour)
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("bfx%03d", i)
+		if err := copyPlugin(o.fixture, dir, "bfx000:0100", fmt.Sprintf("%s:%04d", name, count), old); err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// startFleet serves n plugins of count resources with corral.
+func startFleet(ctx context.Context, o options, tag string, n, count, instances int) (*proc, []string, error) {
+	dir := filepath.Join(o.out, "fleet-"+tag)
+	names, err := fleet(o, dir, n, count)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := filepath.Join(o.out, "fleet-"+tag+".yaml")
+	if err := corralConfig(cfg, dir, filepath.Join(o.out, "cache"), names, instances); err != nil {
+		return nil, nil, err
+	}
+	p, err := start(ctx, "corral-"+tag, filepath.Join(o.out, "logs", "corral-"+tag+".log"), nil, 10*time.Minute, readyz,
+		o.corral, "serve", "--config", cfg, "--http", "127.0.0.1:{port}")
+	return p, names, err
+}
+
+// peakRSS samples pid's RSS every 50 ms while fn runs and returns the peak.
+func peakRSS(pid int, fn func()) int64 {
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if r, err := rssKiB(pid); err == nil && r > peak.Load() {
+				peak.Store(r)
+			}
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	wg.Wait()
+	return peak.Load()
+}
+
+// lastCursor walks resources/list to its end and returns the cursor of
+// the last page and the number of pages.
+func lastCursor(ctx context.Context, url string) (string, int, error) {
+	cl := newClient(1)
+	defer cl.CloseIdleConnections()
+	var buf bytes.Buffer
+	cursor, pages := "", 0
+	for {
+		c := callList
+		if cursor != "" {
+			c.params = `"cursor":"` + cursor + `",`
+		}
+		if err := do(ctx, cl, url, c, c.body(), &buf); err != nil {
+			return "", 0, err
+		}
+		pages++
+		var r struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &r); err != nil {
+			return "", 0, fmt.Errorf("list: %w", err)
+		}
+		if r.Result.NextCursor == "" {
+			return cursor, pages, nil
+		}
+		cursor = r.Result.NextCursor
+	}
+}
+
+// rowScaling is row 5: resources/list page latency, and memory, with 1, 10
+// and 100 plugins of 1,000 resources each; and the memory of one more
+// instance of a Go guest.
+func rowScaling(ctx context.Context, o options, t *table) error {
+	type result struct {
+		n                int
+		pages            int
+		first50, first99 time.Duration
+		last50, last99   time.Duration
+		idle, loaded     int64
+		ready            time.Duration
+	}
+	var rs []result
+	for _, n := range []int{1, 10, 100} {
+		t0 := time.Now()
+		p, names, err := startFleet(ctx, o, fmt.Sprint(n), n, 1000, 2)
+		if err != nil {
+			return err
+		}
+		r := result{n: n, ready: time.Since(t0)}
+		func() {
+			defer p.stop()
+			var cursor string
+			cursor, r.pages, err = lastCursor(ctx, p.url)
+			if err != nil {
+				return
+			}
+			last := callList
+			last.params = `"cursor":"` + cursor + `",`
+			var f50, f99, l50, l99 []time.Duration
+			for range o.reps {
+				a := load(ctx, p.url, []call{callList}, 1, o.warm, o.dur)
+				b := load(ctx, p.url, []call{last}, 1, o.warm, o.dur)
+				if a.errs+b.errs > 0 {
+					err = fmt.Errorf("%d plugins: list errors: %v %v", n, a.firstErr, b.firstErr)
+					return
+				}
+				f50, f99, l50, l99 = append(f50, a.p50), append(f99, a.p99), append(l50, b.p50), append(l99, b.p99)
+			}
+			r.first50, r.first99, r.last50, r.last99 = median(f50), median(f99), median(l50), median(l99)
+			time.Sleep(500 * time.Millisecond)
+			r.idle, err = rssKiB(p.pid())
+			if err != nil {
+				return
+			}
+			var reads []call
+			for _, name := range names {
+				reads = append(reads, call{"resources/read", name + "://doc", `"uri":"` + name + `://doc",`})
+			}
+			var lr loadResult
+			r.loaded = peakRSS(p.pid(), func() { lr = load(ctx, p.url, reads, 8, o.warm, 2*o.dur) })
+			if lr.errs > 0 {
+				err = fmt.Errorf("%d plugins: read errors under load: %v", n, lr.firstErr)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	t.section("5. Scaling: plugins of 1,000 resources each (2 instances each)",
+		"plugins", "list pages", "first page p50 / p99", "last page p50 / p99", "RSS idle", "RSS peak under load (8 clients reading every plugin)", "time to ready")
+	for _, r := range rs {
+		t.row(fmt.Sprint(r.n), fmt.Sprint(r.pages), fmtDur(r.first50)+" / "+fmtDur(r.first99), fmtDur(r.last50)+" / "+fmtDur(r.last99),
+			fmtMiB(r.idle), fmtMiB(r.loaded), fmtDur(r.ready))
+	}
+	a, z := rs[0], rs[len(rs)-1]
+	t.note(fmt.Sprintf("Page latency growth from 1 to 100 plugins (target < 2×): first page p50 %s, last page p50 %s.",
+		fmtRatio(float64(z.first50)/float64(a.first50)), fmtRatio(float64(z.last50)/float64(a.last50))))
+
+	// One more instance of a Go guest: one plugin with 1 and with 8
+	// instances, all of them used by 8 clients, then idle.
+	var per []float64
+	var rss [2]int64
+	for i, inst := range []int{1, 8} {
+		p, _, err := startFleet(ctx, o, fmt.Sprintf("inst%d", inst), 1, 100, inst)
+		if err != nil {
+			return err
+		}
+		lr := load(ctx, p.url, []call{callRead}, 8, o.warm, 2*o.dur)
+		time.Sleep(500 * time.Millisecond)
+		rss[i], err = rssKiB(p.pid())
+		p.stop()
+		if err != nil {
+			return err
+		}
+		if lr.errs > 0 {
+			return fmt.Errorf("instances %d: %v", inst, lr.firstErr)
+		}
+	}
+	per = append(per, float64(rss[1]-rss[0])/7)
+	t.note(fmt.Sprintf("Memory of one more Go-guest instance (fixture plugin, warm): %s "+
+		"(RSS %s with 8 instances − %s with 1, ÷ 7).", fmtMiB(int64(median(per))), fmtMiB(rss[1]), fmtMiB(rss[0])))
+	return nil
+}
