@@ -169,6 +169,12 @@ func (p *Plugin) Quarantined() (bool, time.Time) {
 // retries inline).
 func (p *Plugin) refill(s *slot) {
 	defer p.bg.Done()
+	if d := p.refillDelay(); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-p.done:
+		}
+	}
 	if !p.closed.Load() {
 		in, err := p.newInstance(context.Background())
 		if err != nil {
