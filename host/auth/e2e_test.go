@@ -339,3 +339,37 @@ func TestCompletionRateLimited(t *testing.T) {
 		t.Errorf("staff completion: %d %v", st, r)
 	}
 }
+
+// TestLegacySessionBoundToPrincipal: a 2025 session opened by one
+// principal is not found for another, even with its id.
+func TestLegacySessionBoundToPrincipal(t *testing.T) {
+	ts := newServer(t, 0)
+	post := func(token, session, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set(transport.HeaderSessionID, session)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	res := post(guestToken, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := res.Header.Get(transport.HeaderSessionID)
+	if res.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d, session %q", res.StatusCode, sid)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if res := post(guestToken, sid, list); res.StatusCode != 200 {
+		t.Errorf("owner's request: %d", res.StatusCode)
+	}
+	if res := post(staffToken, sid, list); res.StatusCode != http.StatusNotFound {
+		t.Errorf("another principal using the session: %d, want 404", res.StatusCode)
+	}
+}
