@@ -1,6 +1,7 @@
 package auth_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/catalog/catalogtest"
 	"github.com/corral-mcp/corral/host/mcp"
+	"github.com/corral-mcp/corral/host/notify"
 	"github.com/corral-mcp/corral/host/transport"
 	"github.com/google/go-cmp/cmp"
 )
@@ -75,6 +77,11 @@ const (
 // a policy: staff see everything; guest sees the pub plugin's public part.
 func newServer(t *testing.T, completionsPerSecond float64) *httptest.Server {
 	t.Helper()
+	return newServerHub(t, completionsPerSecond, nil)
+}
+
+func newServerHub(t *testing.T, completionsPerSecond float64, hub *notify.Hub) *httptest.Server {
+	t.Helper()
 	pol, err := auth.NewPolicy([]auth.Rule{
 		{Groups: []string{"staff"}},
 		{
@@ -99,7 +106,7 @@ func newServer(t *testing.T, completionsPerSecond float64) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := mcp.Options{}
+	opts := mcp.Options{Hub: hub}
 	if completionsPerSecond > 0 {
 		opts.AllowCompletion = auth.NewLimiter(completionsPerSecond, 2).Allow
 	}
@@ -371,5 +378,61 @@ func TestLegacySessionBoundToPrincipal(t *testing.T) {
 	}
 	if res := post(staffToken, sid, list); res.StatusCode != http.StatusNotFound {
 		t.Errorf("another principal using the session: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestNoUpdatesAboutHiddenResources: a listen stream subscribing to a
+// visible and a hidden URI acknowledges both (no oracle) but only ever
+// hears about the visible one.
+func TestNoUpdatesAboutHiddenResources(t *testing.T) {
+	hub := notify.New(notify.Options{})
+	defer hub.Close()
+	ts := newServerHub(t, 0, hub)
+	params := map[string]any{
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    mcp.VersionModern,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		},
+		"notifications": map[string]any{"resourceSubscriptions": []string{"pub://staff-notes", "pub://a"}},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(transport.HeaderProtocolVersion, mcp.VersionModern)
+	req.Header.Set(transport.HeaderMethod, "subscriptions/listen")
+	req.Header.Set("Authorization", "Bearer "+guestToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- line
+			}
+		}
+		close(events)
+	}()
+	ack := <-events
+	if !strings.Contains(ack, "pub://staff-notes") || !strings.Contains(ack, "pub://a") {
+		t.Fatalf("acknowledgement %s does not honour both URIs", ack)
+	}
+	hub.Publish(notify.ResourceUpdated, "pub://staff-notes")
+	hub.Publish(notify.ResourceUpdated, "pub://a")
+	got := <-events
+	if !strings.Contains(got, `"uri":"pub://a"`) {
+		t.Fatalf("first update %s, want pub://a (and never pub://staff-notes)", got)
+	}
+	cancel()
+	for ev := range events {
+		if strings.Contains(ev, "staff-notes") {
+			t.Fatalf("the guest heard about a hidden resource: %s", ev)
+		}
 	}
 }

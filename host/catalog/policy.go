@@ -83,3 +83,15 @@ func templateVisible(v View, t *template) bool {
 	}
 	return v.Template(t.owner.name, strings.ToLower(t.raw[:colon]), t.raw)
 }
+
+// Visible reports whether p may see uri: its scheme is served and the
+// policy allows it. It says nothing about whether the resource exists.
+// The protocol layer uses it to keep notifications about hidden resources
+// from subscribers who may not see them.
+func (s *Set) Visible(p abi.Principal, uri string) bool {
+	pr, ok := s.schemes[schemeOf(uri)]
+	if !ok {
+		return s.opts.Policy == nil
+	}
+	return uriVisible(s.view(p), pr, uri)
+}

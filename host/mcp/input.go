@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
 )
 
@@ -56,4 +57,26 @@ func (s *Server) failed(err error, m *Message, e era) ([]byte, *Error) {
 			}{mc.Required})
 	}
 	return nil, s.mapError(err, m, e)
+}
+
+// canSee reports whether p may see uri under the current Set's policy.
+func (s *Server) canSee(p abi.Principal, uri string) bool {
+	if p.ID == "" {
+		p = catalog.Anonymous()
+	}
+	set := s.current()
+	return set == nil || set.Visible(p, uri)
+}
+
+// visibleURIs keeps the URIs p may see: a subscription to a hidden
+// resource is acknowledged (hidden answers like missing) but never
+// notified, so updates cannot reveal it.
+func (s *Server) visibleURIs(p abi.Principal, uris []string) []string {
+	var out []string
+	for _, u := range uris {
+		if s.canSee(p, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }

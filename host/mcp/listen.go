@@ -60,7 +60,7 @@ func (s *Server) listen(ctx context.Context, req Request, m *Message) ([]byte, *
 		ResourcesListChanged: honoured.ResourcesListChanged,
 		PromptsListChanged:   honoured.PromptsListChanged,
 		ToolsListChanged:     honoured.ToolsListChanged,
-		Resources:            honoured.ResourceSubscriptions,
+		Resources:            s.visibleURIs(p, honoured.ResourceSubscriptions),
 	})
 	defer sub.Close()
 
@@ -154,6 +154,11 @@ func (s *Server) subscribe(req Request, m *Message) ([]byte, *Error) {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: uri is not a valid URI."}
 	}
 	if m.Method == "resources/subscribe" {
+		if !s.canSee(req.Principal, m.p.URI) {
+			// Acknowledged like any other, so hidden looks like missing,
+			// but never notified.
+			return s.result(m.ID, eraLegacy, 2, func(b []byte) []byte { return append(b, "{}"...) }), nil
+		}
 		if !sub.Add(m.p.URI) {
 			return nil, &Error{Code: CodeInvalidParams, Message: fmt.Sprintf("Invalid params: a session may subscribe to at most %d resources.", s.maxURIs())}
 		}
