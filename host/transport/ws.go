@@ -302,10 +302,11 @@ func (c *wsConn) writeLoop() {
 		case <-c.gone:
 			return
 		case msg := <-c.send:
-			// A frame may take longer than WriteTimeout: the queue's own
-			// timeout decides when a client is too slow, and the close
-			// frame must be able to follow this write.
-			_ = c.ws.SetWriteDeadline(time.Now().Add(3 * c.h.opts.WriteTimeout))
+			// The queue's own timeout decides when a client is too slow
+			// (and the close frame must be able to follow this write), so
+			// a frame may take long; a dead peer is caught by the missing
+			// pongs within two ping intervals.
+			_ = c.ws.SetWriteDeadline(time.Now().Add(2 * c.h.opts.PingInterval))
 			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 				c.h.log.Debug("transport: ws write", "err", err)
 				c.kill(websocket.CloseAbnormalClosure, "")
