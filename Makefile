@@ -71,6 +71,7 @@ conformance: build plugins peers
 bench: build plugins build-wasmtime
 	bash interop/bench.sh
 	bash interop/bench-engines.sh
+	bash interop/bench-notify.sh
 
 fuzz:
 	bash .ci/fuzz.sh $(FUZZTIME)
