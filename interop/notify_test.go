@@ -231,6 +231,7 @@ func mcpGoNotify(t *testing.T, f *notifyFixture, tr mgtransport.Interface, era s
 	}
 	sub := mgmcp.SubscribeRequest{}
 	sub.Params.URI = f.uri()
+	//lint:ignore SA1019 resources/subscribe is the 2025-11-25 way, and on 2026 it seeds the listen filter
 	if err := c.Subscribe(ctx, sub); err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}
@@ -259,7 +260,8 @@ func TestMcpGoNotifications(t *testing.T) {
 			f := newNotifyFixture(t)
 			var opts []mgtransport.StreamableHTTPCOption
 			if era == era2025 {
-				opts = append(opts, mgtransport.WithContinuousListening()) // the session's GET stream
+				//lint:ignore SA1019 the 2025-11-25 session's GET stream is what this era uses
+				opts = append(opts, mgtransport.WithContinuousListening())
 			}
 			tr, err := mgtransport.NewStreamableHTTP(f.http(t)+"/mcp", opts...)
 			if err != nil {
