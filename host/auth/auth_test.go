@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -8,10 +9,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +261,31 @@ func TestLimiter(t *testing.T) {
 	var nilL *Limiter
 	if !nilL.Allow(a) || NewLimiter(0, 1) != nil {
 		t.Error("a nil limiter must allow everything")
+	}
+}
+
+// TestTokensNeverLogged: refusals are logged without the token.
+func TestTokensNeverLogged(t *testing.T) {
+	var logs bytes.Buffer
+	a, err := New(Options{
+		Tokens: []StaticToken{{SHA256: HashToken("good-secret-token"), Principal: "p"}},
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := a.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for _, tok := range []string{"good-secret-token", "bad-secret-token", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	if logs.Len() == 0 {
+		t.Fatal("refusals were not logged at all")
+	}
+	for _, secret := range []string{"secret-token", "eyJ", "c2ln"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("logs contain %q:\n%s", secret, logs.String())
+		}
 	}
 }

@@ -436,3 +436,19 @@ func TestNoUpdatesAboutHiddenResources(t *testing.T) {
 		}
 	}
 }
+
+// TestFailsClosedWithoutMiddleware: a transport resolving principals with
+// PrincipalOf refuses requests that did not pass the middleware.
+func TestFailsClosedWithoutMiddleware(t *testing.T) {
+	set, err := catalog.NewSet(fixtures(), catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := transport.NewHTTPHandler(mcp.NewServer(catalog.New(set), mcp.Options{}),
+		transport.HTTPOptions{PrincipalFunc: auth.PrincipalOf, AllowedHosts: []string{"*"}})
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	if st, _ := call(t, ts, staffToken, "tools/list", nil); st != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401", st)
+	}
+}
