@@ -85,7 +85,7 @@ func inspect(ctx context.Context, path string, data []byte) (*abi.Manifest, erro
 	if err != nil {
 		return nil, err
 	}
-	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
@@ -202,7 +202,7 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	if err != nil {
 		return []string{err.Error()}
 	}
-	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine})
 	if err != nil {
 		return []string{"runtime: " + err.Error()}
 	}

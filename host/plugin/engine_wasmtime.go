@@ -316,20 +316,40 @@ func (t *epochTicker) stop() {
 }
 
 // wasmtimeEngine is one memory limit (and fuel budget) over a flavor.
+// Compilations, instantiations and calls hold mu for reading; Close takes
+// it for writing, so it waits for them (a call ends by its deadline at the
+// latest) and everything after it fails instead of touching freed state.
 type wasmtimeEngine struct {
 	flavor *wtFlavor
 	linker *wasmtime.Linker
 	pages  uint32
 	fuel   uint64
 
-	mu     sync.Mutex
+	mu     sync.RWMutex
 	closed bool
+}
+
+var errEngineClosed = errors.New("wasmtime: engine closed")
+
+// use holds the engine open until done is called.
+func (e *wasmtimeEngine) use() (done func(), err error) {
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return nil, errEngineClosed
+	}
+	return e.mu.RUnlock, nil
 }
 
 func (e *wasmtimeEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	done, err := e.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	s, err := e.flavor.compile(wasm)
 	if err != nil {
 		return nil, err
@@ -337,7 +357,7 @@ func (e *wasmtimeEngine) Compile(ctx context.Context, wasm []byte) (CompiledModu
 	return &wasmtimeModule{e: e, s: s}, nil
 }
 
-func (e *wasmtimeEngine) Close(ctx context.Context) error {
+func (e *wasmtimeEngine) Close(context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
@@ -370,6 +390,11 @@ func (m *wasmtimeModule) Instantiate(ctx context.Context, cfg InstanceConfig) (I
 		return nil, err
 	}
 	e := m.e
+	done, err := e.use()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	in := &wtInstance{e: e, stderr: cfg.Stderr, ctx: ctx}
 	if in.stderr == nil {
 		in.stderr = io.Discard
@@ -592,6 +617,14 @@ func (f *wtFunction) Call(ctx context.Context, stack []uint64) error {
 		return err
 	}
 	in := f.in
+	done, err := in.e.use()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if in.store == nil {
+		return errors.New("wasmtime: instance closed")
+	}
 	for i, k := range f.params {
 		f.args[i] = fromBits(k, stack[i])
 	}

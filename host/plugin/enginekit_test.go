@@ -18,7 +18,9 @@ import (
 // spirit of fstest.TestFS. It runs the package's ABI, capability and
 // adversarial-fixture tests (every fixture in testdata/wat) plus the
 // engine-specific checks below, on every engine compiled into the test
-// binary: wazero always, wasmtime with -tags wasmtime.
+// binary: wazero always, wasmtime with -tags wasmtime. On the default
+// engine (wazero) the package's tests in the list run as top-level tests
+// of their own, so the kit runs only its own checks there.
 //
 //	go test -run TestEngineKit ./host/plugin/                 # wazero
 //	go test -tags wasmtime -run TestEngineKit ./host/plugin/  # both
@@ -35,38 +37,42 @@ var kitEngine string
 var engineKit = []struct {
 	name string
 	run  func(*testing.T)
+	// pkg marks a test of the package that go test also runs on its own,
+	// on the default engine.
+	pkg bool
 }{
 	// ABI calls and the pool.
-	{"GoodPlugin", TestGoodPlugin},
-	{"RequestTooLarge", TestRequestTooLarge},
-	{"LoadErrors", TestLoadErrors},
-	{"EngineReported", kitEngineReported},
-	{"Quarantine", TestQuarantine},
-	{"Hammer", TestHammer},
-	{"CloseWaitsAndRefuses", TestCloseWaitsAndRefuses},
-	{"RecycleAfterMaxCalls", TestRecycleAfterMaxCalls},
-	{"CompilationCacheDir", TestCompilationCacheDir},
-	{"CompiledOncePerFile", kitCompiledOncePerFile},
-	{"GoGuest", kitGoGuest},
+	{"GoodPlugin", TestGoodPlugin, true},
+	{"RequestTooLarge", TestRequestTooLarge, true},
+	{"LoadErrors", TestLoadErrors, true},
+	{"EngineReported", kitEngineReported, false},
+	{"Quarantine", TestQuarantine, true},
+	{"Hammer", TestHammer, true},
+	{"CloseWaitsAndRefuses", TestCloseWaitsAndRefuses, true},
+	{"RecycleAfterMaxCalls", TestRecycleAfterMaxCalls, true},
+	{"CompilationCacheDir", TestCompilationCacheDir, true},
+	{"CompiledOncePerFile", kitCompiledOncePerFile, false},
+	{"GoGuest", kitGoGuest, false},
 	// Every capability.
-	{"CapabilitiesDeniedUnlessGranted", TestCapabilitiesDeniedUnlessGranted},
-	{"GrantedNames", TestGrantedNames},
-	{"Files", TestFiles},
-	{"KV", TestKV},
-	{"KVSharedAcrossVersions", TestKVSharedAcrossVersions},
-	{"ConfigLogNotify", TestConfigLogNotify},
-	{"Floods", TestFloods},
-	{"HTTP", TestHTTP},
+	{"CapabilitiesDeniedUnlessGranted", TestCapabilitiesDeniedUnlessGranted, true},
+	{"GrantedNames", TestGrantedNames, true},
+	{"Files", TestFiles, true},
+	{"KV", TestKV, true},
+	{"KVSharedAcrossVersions", TestKVSharedAcrossVersions, true},
+	{"ConfigLogNotify", TestConfigLogNotify, true},
+	{"Floods", TestFloods, true},
+	{"HTTP", TestHTTP, true},
 	// Every adversarial fixture, and the limits.
-	{"Contained", TestContained},
-	{"InvalidOutputContained", TestInvalidOutputContained},
-	{"ShapeNotCheckedHere", TestShapeNotCheckedHere},
-	{"MemoryLimit", TestMemoryLimit},
-	{"ResponseLimitRaised", TestResponseLimitRaised},
-	{"CallerCancelIsNotAFailure", TestCallerCancelIsNotAFailure},
-	{"CancelWithoutDeadline", kitCancelWithoutDeadline},
-	{"Fuel", kitFuel},
-	{"PerPluginEngine", kitPerPluginEngine},
+	{"Contained", TestContained, true},
+	{"InvalidOutputContained", TestInvalidOutputContained, true},
+	{"ShapeNotCheckedHere", TestShapeNotCheckedHere, true},
+	{"MemoryLimit", TestMemoryLimit, true},
+	{"ResponseLimitRaised", TestResponseLimitRaised, true},
+	{"CallerCancelIsNotAFailure", TestCallerCancelIsNotAFailure, true},
+	{"CancelWithoutDeadline", kitCancelWithoutDeadline, false},
+	{"Fuel", kitFuel, false},
+	{"PerPluginEngine", kitPerPluginEngine, false},
+	{"EveryFixture", kitEveryFixture, false},
 }
 
 func TestEngineKit(t *testing.T) {
@@ -79,6 +85,9 @@ func TestEngineKit(t *testing.T) {
 			kitEngine = eng
 			defer func() { kitEngine = "" }()
 			for _, k := range engineKit {
+				if k.pkg && eng == DefaultEngine {
+					continue // it ran already, as a test of its own
+				}
 				t.Run(k.name, k.run)
 			}
 		})
@@ -172,6 +181,41 @@ func kitGoGuest(t *testing.T) {
 	_, err = p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://nope","principal":{"id":"kit"}}`))
 	if !errors.As(err, new(*abi.Error)) {
 		t.Errorf("unknown resource: %v, want *abi.Error", err)
+	}
+}
+
+// kitEveryFixture compiles and loads every fixture in testdata/wat, those
+// added after this kit included: each loads, or fails to load with a
+// classified *Error, and a loaded one answers (or fails) one call of each
+// operation without taking the runtime down.
+func kitEveryFixture(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "wat", "*.wasm"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	e := newEnv(t, RuntimeConfig{})
+	good := e.load(t, "good", Config{})
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".wasm")
+		t.Run(name, func(t *testing.T) {
+			p, err := e.tryLoad(t, name, Config{PoolSize: 1, Limits: Limits{Timeout: 200 * time.Millisecond}})
+			if err != nil {
+				var pe *Error
+				if !errors.As(err, &pe) || pe.Class != ClassInstantiate {
+					t.Fatalf("load: %v, want a *Error of class %s", err, ClassInstantiate)
+				}
+				return
+			}
+			defer p.Close(context.Background())
+			for _, op := range []abi.Op{abi.OpReadResource, abi.OpCallTool, abi.OpGetPrompt, abi.OpComplete} {
+				_, err := p.Call(context.Background(), op, []byte(`{"uri":"x://y","name":"echo","principal":{"id":"kit"}}`))
+				var pe *Error
+				if err != nil && !errors.As(err, new(*abi.Error)) && !errors.As(err, &pe) {
+					t.Errorf("%s: unclassified error %v", op, err)
+				}
+			}
+			readGood(t, good)
+		})
 	}
 }
 
