@@ -16,8 +16,15 @@
 // operator granted it in Config.Grants. A guest that hands a host function
 // an out-of-bounds pointer traps.
 //
-// The Wasm engine sits behind the small Engine interface; wazero (compiler
-// backend) is the only implementation. The package knows nothing of
+// The Wasm engine sits behind the small Engine interface. wazero (compiler
+// backend, pure Go) is the default and the only engine of a default build;
+// wasmtime (Cranelift, through cgo) is compiled in with -tags wasmtime and
+// chosen per runtime (RuntimeConfig.Engine) or per plugin (Config.Engine).
+// It bounds a call's wall-clock time with epoch interruption (a ticker
+// advances the epoch every millisecond while calls run), memory with a
+// store limiter, and optionally instructions with fuel (Limits.Fuel);
+// serialized modules go to the same cache directory. TestEngineKit is the
+// suite every engine must pass. The package knows nothing of
 // JSON-RPC: a *Plugin is a catalog.Provider taking and returning the JSON
 // payloads of package abi. abi/ABI.md is the guest-side specification.
 package plugin
