@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,8 @@ var engineKit = []struct {
 	// on the default engine.
 	pkg bool
 }{
+	// The Engine interface itself.
+	{"EngineInterface", kitEngineInterface, false},
 	// ABI calls and the pool.
 	{"GoodPlugin", TestGoodPlugin, true},
 	{"RequestTooLarge", TestRequestTooLarge, true},
@@ -101,6 +104,131 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// engineProbe is this module (wat2wasm output, 174 bytes):
+//
+//	(module
+//	  (import "corral_test" "twice" (func $twice (param i64 f64) (result i64)))
+//	  (memory (export "memory") 1)
+//	  (func (export "oob") (result i32) (i32.load (i32.const 0xfffffff0)))
+//	  (func (export "div") (result i32) (i32.div_u (i32.const 1) (i32.const 0)))
+//	  (func (export "grow") (param i32) (result i32) (memory.grow (local.get 0)))
+//	  (func (export "call") (param i64 f64) (result i64) (call $twice (local.get 0) (local.get 1)))
+//	  (func (export "poke") (param i32 i32) (i32.store8 (local.get 0) (local.get 1))))
+const engineProbe = "\x00asm\x01\x00\x00\x00\x01\x15\x04`\x02~|\x01~`\x00\x01\x7f`\x01\x7f\x01\x7f`\x02\x7f\x7f\x00\x02\x15\x01\vcorral_test\x05twice\x00\x00\x03\x06\x05\x01\x01\x02\x00\x03\x05\x03\x01\x00\x01\a+\x06\x06memory\x02\x00\x03oob\x00\x01\x03div\x00\x02\x04grow\x00\x03\x04call\x00\x04\x04poke\x00\x05\n+\x05\a\x00Ap(\x02\x00\v\a\x00A\x01A\x00n\v\x06\x00 \x00@\x00\v\b\x00 \x00 \x01\x10\x00\v\t\x00 \x00 \x01:\x00\x00\v\x00\x0f\x04name\x01\b\x01\x00\x05twice"
+
+type kitCtxKey struct{}
+
+// kitEngineInterface drives an Engine directly: signatures of exports,
+// memories and imports; host functions with i64 and f64 values that see
+// the call's context and the caller's memory; the memory limit; guest
+// traps that leave the engine serving.
+func kitEngineInterface(t *testing.T) {
+	ctx := context.Background()
+	f, err := factory(kitEngine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+	twiceSig := Signature{Params: []ValueType{I64, F64}, Results: []ValueType{I64}}
+	var seen []any
+	e, err := b.NewEngine(ctx, EngineConfig{MemoryLimitPages: 4, HostModule: "corral_test", HostFuncs: []HostFunc{{
+		Name: "twice", Sig: twiceSig,
+		Fn: func(ctx context.Context, mem Memory, stack []uint64) {
+			seen = append(seen, ctx.Value(kitCtxKey{}))
+			if !mem.Write(0, []byte{42}) {
+				panic("host write failed")
+			}
+			stack[0] = uint64(2*int64(stack[0]) + int64(math.Float64frombits(stack[1])))
+		},
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(ctx)
+	cm, err := e.Compile(ctx, []byte(engineProbe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close(ctx)
+	i32 := []ValueType{I32}
+	wantExports := map[string]Signature{
+		"oob":  {Params: []ValueType{}, Results: i32},
+		"div":  {Params: []ValueType{}, Results: i32},
+		"grow": {Params: i32, Results: i32},
+		"call": twiceSig,
+		"poke": {Params: []ValueType{I32, I32}, Results: []ValueType{}},
+	}
+	if diff := cmp.Diff(wantExports, cm.Exports(), cmp.Comparer(Signature.Equal)); diff != "" {
+		t.Errorf("exports (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"memory"}, cm.Memories()); diff != "" {
+		t.Errorf("memories (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Import{{Module: "corral_test", Name: "twice", Sig: twiceSig}}, cm.Imports(), cmp.Comparer(Signature.Equal)); diff != "" {
+		t.Errorf("imports (-want +got):\n%s", diff)
+	}
+
+	for round := range 2 { // a trapped instance does not spoil the next
+		in, err := cm.Instantiate(ctx, InstanceConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx := context.WithValue(ctx, kitCtxKey{}, round)
+		stack := make([]uint64, 2)
+		stack[0], stack[1] = uint64(20), math.Float64bits(2.9)
+		if err := in.Function("call").Call(cctx, stack); err != nil {
+			t.Fatal(err)
+		}
+		if got := int64(stack[0]); got != 42 {
+			t.Errorf("call(20, 2.9) = %d, want 42", got)
+		}
+		if b, ok := in.Memory().Read(0, 1); !ok || b[0] != 42 {
+			t.Errorf("byte written by the host = %v, %v", b, ok)
+		}
+		stack[0], stack[1] = 100, 7
+		if err := in.Function("poke").Call(cctx, stack); err != nil {
+			t.Fatal(err)
+		}
+		if b, ok := in.Memory().Read(100, 1); !ok || b[0] != 7 {
+			t.Errorf("byte written by the guest = %v, %v", b, ok)
+		}
+		if _, ok := in.Memory().Read(65535, 2); ok {
+			t.Error("read past the end of memory")
+		}
+		for _, g := range []struct{ pages, want uint32 }{{3, 1}, {1, math.MaxUint32}} {
+			stack[0] = uint64(g.pages)
+			if err := in.Function("grow").Call(cctx, stack); err != nil {
+				t.Fatal(err)
+			}
+			if got := uint32(stack[0]); got != g.want {
+				t.Errorf("grow(%d) = %d, want %d (limit 4 pages)", g.pages, int32(got), int32(g.want))
+			}
+		}
+		if got := in.Memory().Size(); got != 4*65536 {
+			t.Errorf("memory size %d, want %d", got, 4*65536)
+		}
+		if in.Function("nope") != nil {
+			t.Error("Function(nope) is not nil")
+		}
+		for name, want := range map[string]string{"oob": "out of bounds memory access", "div": "integer divide by zero"} {
+			err := in.Function(name).Call(cctx, stack)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v, want %q", name, err, want)
+			}
+		}
+		if err := in.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	}
+	if diff := cmp.Diff([]any{0, 1}, seen); diff != "" {
+		t.Errorf("contexts seen by the host function (-want +got):\n%s", diff)
+	}
 }
 
 // kitEngineReported: a runtime's plugins report the engine that runs
