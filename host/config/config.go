@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"time"
@@ -199,13 +201,25 @@ func defaults() map[string]any {
 		"catalog.cursorKey": "",
 		"plugins.dir":       "",
 		"plugins.dataDir":   "",
-		"plugins.cacheDir":  "",
+		"plugins.cacheDir":  defaultCacheDir(),
 		"plugins.engine":    EngineWazero,
 		"plugins.debounce":  "250ms",
 		"plugins.rescan":    "30s",
 	}
 	authDefaults(m)
 	return m
+}
+
+// defaultCacheDir is the compilation cache used when the operator sets
+// none: corral/ under the user's cache directory ($XDG_CACHE_HOME or
+// ~/.cache), so restarts skip recompilation out of the box. An explicit
+// empty value disables the cache.
+func defaultCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "corral")
 }
 
 // pluginDefaults returns the defaults of one plugin entry as a koanf map
