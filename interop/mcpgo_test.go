@@ -29,7 +29,9 @@ type mcpGoSession struct {
 func connectMcpGo(t *testing.T, tr transport.Interface, era string) *mcpGoSession {
 	t.Helper()
 	ctx := testContext(t)
-	c := client.NewClient(tr, client.WithProtocolVersion(era))
+	// A stdio server may still be compiling its plugins on a cold cache:
+	// give discovery longer than mcp-go's 5 s default before it falls back.
+	c := client.NewClient(tr, client.WithProtocolVersion(era), client.WithDiscoverTimeout(30*time.Second))
 	if err := c.Start(ctx); err != nil {
 		t.Fatalf("mcp-go start: %v", err)
 	}

@@ -209,7 +209,7 @@ func TestGoSDKNotifications(t *testing.T) {
 func mcpGoNotify(t *testing.T, f *notifyFixture, tr mgtransport.Interface, era string) {
 	h := newHeard()
 	ctx := testContext(t)
-	c := mgclient.NewClient(tr, mgclient.WithProtocolVersion(era))
+	c := mgclient.NewClient(tr, mgclient.WithProtocolVersion(era), mgclient.WithDiscoverTimeout(30*time.Second))
 	c.OnNotification(func(n mgmcp.JSONRPCNotification) {
 		switch n.Method {
 		case "notifications/resources/updated":
