@@ -132,7 +132,7 @@ func (p *Plugin) owns(uri string) bool {
 
 func (p *Plugin) read(raw []byte) (any, error) {
 	var req abi.ReadResourceRequest
-	if err := decode(raw, &req); err != nil {
+	if err := decodeFast(raw, &req); err != nil {
 		return nil, err
 	}
 	read := p.resources[req.URI]
@@ -159,7 +159,7 @@ func (p *Plugin) read(raw []byte) (any, error) {
 
 func (p *Plugin) getPrompt(raw []byte) (any, error) {
 	var req abi.GetPromptRequest
-	if err := decode(raw, &req); err != nil {
+	if err := decodeFast(raw, &req); err != nil {
 		return nil, err
 	}
 	e := p.prompts[req.Name]
@@ -181,7 +181,7 @@ func (p *Plugin) getPrompt(raw []byte) (any, error) {
 	if res.Messages == nil {
 		res.Messages = []json.RawMessage{}
 	}
-	return res, nil
+	return p.enc.promptResult(res), nil
 }
 
 func (p *Plugin) callTool(raw []byte) (any, error) {
@@ -228,7 +228,7 @@ func (p *Plugin) callTool(raw []byte) (any, error) {
 
 func (p *Plugin) complete(raw []byte) (any, error) {
 	var req abi.CompleteRequest
-	if err := decode(raw, &req); err != nil {
+	if err := decodeFast(raw, &req); err != nil {
 		return nil, err
 	}
 	var fn CompleteFunc
@@ -268,7 +268,7 @@ func (p *Plugin) complete(raw []byte) (any, error) {
 		res.Completion.Values = values
 	}
 	res.Completion.Total = &total
-	return res, nil
+	return p.enc.completeResult(&res.Completion), nil
 }
 
 // readResult assembles a read response around its raw contents without
