@@ -90,3 +90,43 @@ func BenchmarkPoolScaling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFixtureCall is one call at a time to the benchmark fixture
+// plugin (a Go guest on the guest SDK) on a warm pool of one: what the
+// Wasm rows of `make bench` pay per request inside the plugin runtime.
+// Under WithCloseOnContextDone every loop iteration and function entry of
+// the guest exits to the host (docs/performance.md), so this is the
+// figure the SDK's hot paths are tuned against.
+func BenchmarkFixtureCall(b *testing.B) {
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "build", "bench", "plugins", "bfx000.wasm"))
+	if err != nil {
+		b.Skip("build/bench/plugins/bfx000.wasm is missing (interop/bench.sh builds it)")
+	}
+	ops := []struct {
+		name string
+		op   abi.Op
+		req  string
+	}{
+		{"read", abi.OpReadResource, `{"uri":"bfx000://doc","principal":{"id":"bench"}}`},
+		{"prompt", abi.OpGetPrompt, `{"name":"greet","arguments":{"name":"cand-0042","style":"concise"},"principal":{"id":"bench"}}`},
+		{"complete", abi.OpComplete, `{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"name","value":"cand-01"},"principal":{"id":"bench"}}`},
+	}
+	ctx := context.Background()
+	p, done := benchPlugin(b, wasm, 1)
+	defer done()
+	for _, o := range ops {
+		b.Run(o.name, func(b *testing.B) {
+			req := []byte(o.req)
+			for range 2000 {
+				if _, err := p.Call(ctx, o.op, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				if _, err := p.Call(ctx, o.op, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // goBench runs `go test -run ^$ -bench pattern -count count pkg` in dir and
@@ -52,29 +53,39 @@ func goBench(ctx context.Context, o options, name, dir, pkg, pattern string, cou
 	return res, nil
 }
 
+// rootBenches runs, once per harness run, the root module's benchmarks
+// rows 3 and 4 read: host/plugin's Overhead, PoolScaling and FixtureCall,
+// -count=reps in one go test invocation (one build, one process).
+var rootBenches = struct {
+	once sync.Once
+	res  map[string][]float64
+	err  error
+}{}
+
+func rootBench(ctx context.Context, o options) (map[string][]float64, error) {
+	rootBenches.once.Do(func() {
+		rootBenches.res, rootBenches.err = goBench(ctx, o, "host-plugin", o.root, "./host/plugin",
+			"^(BenchmarkOverhead|BenchmarkPoolScaling|BenchmarkFixtureCall)$", o.reps, "-benchtime", "700ms")
+	})
+	return rootBenches.res, rootBenches.err
+}
+
 // rowOverhead is row 3: one call of the same echo guest through corral's
 // ABI (host/plugin BenchmarkOverhead) and through Extism's Go SDK v1.7.1
-// (interop/bench BenchmarkOverhead), alternating the two so both see the
-// same machine.
+// (interop/bench BenchmarkOverhead).
 func rowOverhead(ctx context.Context, o options, t *table) error {
-	var corral, extism, extismNoTimeout []float64
-	for range o.reps {
-		c, err := goBench(ctx, o, "overhead-corral", o.root, "./host/plugin", "^BenchmarkOverhead$", 1)
-		if err != nil {
-			return err
-		}
-		e, err := goBench(ctx, o, "overhead-extism", filepath.Join(o.root, "interop"), "./bench", "^BenchmarkOverhead$", 1)
-		if err != nil {
-			return err
-		}
-		corral = append(corral, c["BenchmarkOverhead"]...)
-		extism = append(extism, e["BenchmarkOverhead/timeout"]...)
-		extismNoTimeout = append(extismNoTimeout, e["BenchmarkOverhead/no-timeout"]...)
+	r, err := rootBench(ctx, o)
+	if err != nil {
+		return err
 	}
-	c, e, en := median(corral), median(extism), median(extismNoTimeout)
+	e, err := goBench(ctx, o, "extism", filepath.Join(o.root, "interop"), "./bench", "^BenchmarkOverhead$", o.reps, "-benchtime", "700ms")
+	if err != nil {
+		return err
+	}
+	c, ex, en := median(r["BenchmarkOverhead"]), median(e["BenchmarkOverhead/timeout"]), median(e["BenchmarkOverhead/no-timeout"])
 	t.section("3. Plugin call overhead (1 KiB echo, one warm instance)", "host", "per call", "corral ÷ this (target ≤ 0.5)")
 	t.row("corral ABI (`host/plugin` BenchmarkOverhead, 5 s call deadline)", fmtDur(nsDur(c)), "1.00×")
-	t.row("Extism go-sdk v1.7.1 + go-pdk v1.1.3, 5 s timeout", fmtDur(nsDur(e)), fmtRatio(c/e))
+	t.row("Extism go-sdk v1.7.1 + go-pdk v1.1.3, 5 s timeout", fmtDur(nsDur(ex)), fmtRatio(c/ex))
 	t.row("Extism go-sdk v1.7.1 + go-pdk v1.1.3, no timeout", fmtDur(nsDur(en)), fmtRatio(c/en))
 	t.note("Both guests are Go (`GOOS=wasip1`, `-buildmode=c-shared`, `//go:wasmexport`) and answer their input unchanged: " +
 		"`host/plugin/testdata/echoguest` on corral's raw ABI, `interop/bench/extismguest` on Extism's PDK. " +
@@ -83,21 +94,20 @@ func rowOverhead(ctx context.Context, o options, t *table) error {
 }
 
 // rowPool is row 4: one plugin, 8 concurrent callers, a pool of 1 vs 2
-// instances (host/plugin BenchmarkPoolScaling).
+// instances (host/plugin BenchmarkPoolScaling), with the single-caller
+// cost of each fixture operation (BenchmarkFixtureCall) for reference.
 func rowPool(ctx context.Context, o options, t *table) error {
-	var one, two []float64
-	for range o.reps {
-		r, err := goBench(ctx, o, "pool", o.root, "./host/plugin", "^BenchmarkPoolScaling$", 1)
-		if err != nil {
-			return err
-		}
-		one = append(one, r["BenchmarkPoolScaling/instances=1"]...)
-		two = append(two, r["BenchmarkPoolScaling/instances=2"]...)
+	r, err := rootBench(ctx, o)
+	if err != nil {
+		return err
 	}
-	a, b := median(one), median(two)
+	a, b := median(r["BenchmarkPoolScaling/instances=1"]), median(r["BenchmarkPoolScaling/instances=2"])
 	t.section("4. Concurrency on one plugin (8 callers, 2 cores, fixture plugin reading 1 KiB)",
 		"instances", "calls/s", "per call", "speed-up (target ≥ 1.8)")
 	t.row("1 (one guarded instance)", fmt.Sprintf("%.0f", 1e9/a), fmtDur(nsDur(a)), "1.00×")
 	t.row("2", fmt.Sprintf("%.0f", 1e9/b), fmtDur(nsDur(b)), fmtRatio(a/b))
+	t.note(fmt.Sprintf("One call at a time on a warm instance (BenchmarkFixtureCall): read %s, prompts/get %s, completion %s.",
+		fmtDur(nsDur(median(r["BenchmarkFixtureCall/read"]))), fmtDur(nsDur(median(r["BenchmarkFixtureCall/prompt"]))),
+		fmtDur(nsDur(median(r["BenchmarkFixtureCall/complete"])))))
 	return nil
 }
