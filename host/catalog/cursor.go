@@ -58,6 +58,11 @@ func (s *Set) decodeCursor(c string) (position, error) {
 	if err != nil || len(b) < 3+2+8+macLen {
 		return p, errBadCursor
 	}
+	// The decoder skips CR and LF; only the canonical encoding of a
+	// signed cursor is that cursor (found by FuzzDecodeCursor).
+	if base64.RawURLEncoding.EncodeToString(b) != c {
+		return p, errBadCursor
+	}
 	body, mac := b[:len(b)-macLen], b[len(b)-macLen:]
 	m := hmac.New(sha256.New, s.cursorKey)
 	m.Write(body)
