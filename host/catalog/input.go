@@ -157,7 +157,7 @@ func (s *Set) open(state string, pr *provider, digest []byte) (*sealedState, err
 		return nil, err
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || len(raw) < g.NonceSize()+g.Overhead() {
+	if err != nil || len(raw) < g.NonceSize()+g.Overhead() || base64.RawURLEncoding.EncodeToString(raw) != state {
 		return nil, errBadState
 	}
 	plain, err := g.Open(nil, raw[:g.NonceSize()], raw[g.NonceSize():], []byte(stateAAD))

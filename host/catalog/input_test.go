@@ -99,6 +99,7 @@ func TestInputRequiredRoundTrip(t *testing.T) {
 	}{
 		{"tampered", alice, "a_tool", `{"x":1,"y":2}`, string(tampered), now},
 		{"appended", alice, "a_tool", `{"x":1,"y":2}`, state + "-TAMPERED", now},
+		{"non-canonical encoding", alice, "a_tool", `{"x":1,"y":2}`, state[:4] + "\r\n" + state[4:], now},
 		{"another principal", abi.Principal{ID: "mallory"}, "a_tool", `{"x":1,"y":2}`, state, now},
 		{"another group set", abi.Principal{ID: "alice", Groups: []string{"admin"}}, "a_tool", `{"x":1,"y":2}`, state, now},
 		{"other arguments", alice, "a_tool", `{"x":1,"y":3}`, state, now},
