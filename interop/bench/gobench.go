@@ -65,7 +65,7 @@ var rootBenches = struct {
 func rootBench(ctx context.Context, o options) (map[string][]float64, error) {
 	rootBenches.once.Do(func() {
 		rootBenches.res, rootBenches.err = goBench(ctx, o, "host-plugin", o.root, "./host/plugin",
-			"^(BenchmarkOverhead|BenchmarkPoolScaling|BenchmarkFixtureCall)$", o.reps, "-benchtime", "700ms")
+			"^(BenchmarkOverhead|BenchmarkPoolScaling|BenchmarkFixtureCall)$", o.reps, "-benchtime", "4000x")
 	})
 	return rootBenches.res, rootBenches.err
 }
@@ -78,7 +78,7 @@ func rowOverhead(ctx context.Context, o options, t *table) error {
 	if err != nil {
 		return err
 	}
-	e, err := goBench(ctx, o, "extism", filepath.Join(o.root, "interop"), "./bench", "^BenchmarkOverhead$", o.reps, "-benchtime", "700ms")
+	e, err := goBench(ctx, o, "extism", filepath.Join(o.root, "interop"), "./bench", "^BenchmarkOverhead$", o.reps, "-benchtime", "4000x")
 	if err != nil {
 		return err
 	}
