@@ -23,15 +23,18 @@ out=$root/build/bench
 mkdir -p "$out"
 
 echo "bench-engines: go test -tags wasmtime -run='^\$' -bench='^BenchmarkEngine\$' -benchmem -count=$count -benchtime=$benchtime ./host/plugin/  ($(go version | cut -d' ' -f3), $(nproc) cores)" >&2
+raw=$(mktemp "$out/.engines-XXXXXX") # a concurrent run must not write into ours
+trap 'rm -f "$raw"' EXIT
 set +e
-CGO_ENABLED=1 go test -tags wasmtime -run='^$' -bench='^BenchmarkEngine$' -benchmem -count="$count" -benchtime="$benchtime" ./host/plugin/ >"$out/engines.txt" 2>&1
+CGO_ENABLED=1 go test -tags wasmtime -run='^$' -bench='^BenchmarkEngine$' -benchmem -count="$count" -benchtime="$benchtime" ./host/plugin/ >"$raw" 2>&1
 status=$?
 set -e
 if ((status != 0)); then
-	cat "$out/engines.txt"
+	cat "$raw"
 	echo "bench-engines: go test failed (exit $status)" >&2
 	exit "$status"
 fi
+mv "$raw" "$out/engines.txt"
 
 size() { if [[ -f $1 ]]; then stat -c %s "$1"; else echo 0; fi; }
 
