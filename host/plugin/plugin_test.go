@@ -131,7 +131,9 @@ func TestContained(t *testing.T) {
 		log     string // in the logs
 	}{
 		{fixture: "loop", op: abi.OpReadResource, limits: Limits{Timeout: 50 * time.Millisecond}, class: ClassTimeout},
-		{fixture: "recurse", op: abi.OpReadResource, class: ClassTrap, msg: "stack overflow"},
+		// A stack overflow takes ~4s under -race; a generous deadline
+		// keeps it a trap (not a timeout) on a loaded machine.
+		{fixture: "recurse", op: abi.OpReadResource, limits: Limits{Timeout: time.Minute}, class: ClassTrap, msg: "stack overflow"},
 		{fixture: "grow", op: abi.OpReadResource, limits: Limits{MemoryPages: 16}, class: ClassTrap, msg: "unreachable",
 			log: "fatal error: out of memory"},
 		{fixture: "bigout", op: abi.OpReadResource, class: ClassOversize, msg: "response of 9437184 bytes is over the limit of 8388608"},
