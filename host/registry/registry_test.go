@@ -133,10 +133,15 @@ func read(cat *catalog.Catalog, uri string) (string, error) {
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	within(t, 2*time.Second, what, cond)
+}
+
+func within(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not within 2s: %s", what)
+			t.Fatalf("not within %v: %s", d, what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -182,7 +187,9 @@ func start(t *testing.T, dir string, loader Loader, cfg *config.Config, ev *even
 			t.Errorf("Close: %v", err)
 		}
 	})
-	eventually(t, "first scan", r.Ready)
+	// The first scan may compile Go guests cold (seconds under -race on a
+	// busy machine); the 2 s bound applies to the changes that follow.
+	within(t, time.Minute, "first scan", r.Ready)
 	return r
 }
 
