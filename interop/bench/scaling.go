@@ -135,74 +135,79 @@ func lastCursor(ctx context.Context, url string) (string, int, error) {
 }
 
 // rowScaling is row 5: resources/list page latency, and memory, with 1, 10
-// and 100 plugins of 1,000 resources each; and the memory of one more
-// instance of a Go guest.
+// and 100 plugins of 1,000 resources each (three servers alive at once, so
+// each repetition measures all three seconds apart); and the memory of one
+// more instance of a Go guest.
 func rowScaling(ctx context.Context, o options, t *table) error {
 	type result struct {
-		n                int
-		pages            int
-		first50, first99 time.Duration
-		last50, last99   time.Duration
-		idle, loaded     int64
-		ready            time.Duration
+		n                  int
+		p                  *proc
+		names              []string
+		last               call
+		pages              int
+		f50, f99, l50, l99 []time.Duration
+		idle, loaded       int64
+		ready              time.Duration
 	}
-	var rs []result
+	var rs []*result
+	defer func() {
+		for _, r := range rs {
+			r.p.stop()
+		}
+	}()
 	for _, n := range []int{1, 10, 100} {
 		t0 := time.Now()
 		p, names, err := startFleet(ctx, o, fmt.Sprint(n), n, 1000, 2)
 		if err != nil {
 			return err
 		}
-		r := result{n: n, ready: time.Since(t0)}
-		func() {
-			defer p.stop()
-			var cursor string
-			cursor, r.pages, err = lastCursor(ctx, p.url)
-			if err != nil {
-				return
-			}
-			last := callList
-			last.params = `"cursor":"` + cursor + `",`
-			var f50, f99, l50, l99 []time.Duration
-			for range o.reps {
-				a := load(ctx, p.url, []call{callList}, 1, o.warm, o.dur)
-				b := load(ctx, p.url, []call{last}, 1, o.warm, o.dur)
-				if a.errs+b.errs > 0 {
-					err = fmt.Errorf("%d plugins: list errors: %v %v", n, a.firstErr, b.firstErr)
-					return
-				}
-				f50, f99, l50, l99 = append(f50, a.p50), append(f99, a.p99), append(l50, b.p50), append(l99, b.p99)
-			}
-			r.first50, r.first99, r.last50, r.last99 = median(f50), median(f99), median(l50), median(l99)
-			time.Sleep(500 * time.Millisecond)
-			r.idle, err = rssKiB(p.pid())
-			if err != nil {
-				return
-			}
-			var reads []call
-			for _, name := range names {
-				reads = append(reads, call{"resources/read", name + "://doc", `"uri":"` + name + `://doc",`})
-			}
-			var lr loadResult
-			r.loaded = peakRSS(p.pid(), func() { lr = load(ctx, p.url, reads, 8, o.warm, 2*o.dur) })
-			if lr.errs > 0 {
-				err = fmt.Errorf("%d plugins: read errors under load: %v", n, lr.firstErr)
-			}
-		}()
+		r := &result{n: n, p: p, names: names, ready: time.Since(t0)}
+		rs = append(rs, r)
+		cursor, pages, err := lastCursor(ctx, p.url)
 		if err != nil {
 			return err
 		}
-		rs = append(rs, r)
+		r.pages, r.last = pages, callList
+		r.last.params = `"cursor":"` + cursor + `",`
+	}
+	for range o.reps {
+		for _, r := range rs {
+			a := load(ctx, r.p.url, []call{callList}, 1, o.warm, o.dur)
+			b := load(ctx, r.p.url, []call{r.last}, 1, o.warm, o.dur)
+			if a.errs+b.errs > 0 {
+				return fmt.Errorf("%d plugins: list errors: %v %v", r.n, a.firstErr, b.firstErr)
+			}
+			r.f50, r.f99, r.l50, r.l99 = append(r.f50, a.p50), append(r.f99, a.p99), append(r.l50, b.p50), append(r.l99, b.p99)
+		}
+	}
+	for _, r := range rs {
+		var err error
+		if r.idle, err = rssKiB(r.p.pid()); err != nil {
+			return err
+		}
+		var reads []call
+		for _, name := range r.names {
+			reads = append(reads, call{"resources/read", name + "://doc", `"uri":"` + name + `://doc",`})
+		}
+		var lr loadResult
+		r.loaded = peakRSS(r.p.pid(), func() { lr = load(ctx, r.p.url, reads, 8, o.warm, 2*o.dur) })
+		if lr.errs > 0 {
+			return fmt.Errorf("%d plugins: read errors under load: %v", r.n, lr.firstErr)
+		}
 	}
 	t.section("5. Scaling: plugins of 1,000 resources each (2 instances each)",
 		"plugins", "list pages", "first page p50 / p99", "last page p50 / p99", "RSS idle", "RSS peak under load (8 clients reading every plugin)", "time to ready")
 	for _, r := range rs {
-		t.row(fmt.Sprint(r.n), fmt.Sprint(r.pages), fmtDur(r.first50)+" / "+fmtDur(r.first99), fmtDur(r.last50)+" / "+fmtDur(r.last99),
-			fmtMiB(r.idle), fmtMiB(r.loaded), fmtDur(r.ready))
+		t.row(fmt.Sprint(r.n), fmt.Sprint(r.pages), fmtDur(median(r.f50))+" / "+fmtDur(median(r.f99)),
+			fmtDur(median(r.l50))+" / "+fmtDur(median(r.l99)), fmtMiB(r.idle), fmtMiB(r.loaded), fmtDur(r.ready))
 	}
 	a, z := rs[0], rs[len(rs)-1]
 	t.note(fmt.Sprintf("Page latency growth from 1 to 100 plugins (target < 2×): first page p50 %s, last page p50 %s.",
-		fmtRatio(float64(z.first50)/float64(a.first50)), fmtRatio(float64(z.last50)/float64(a.last50))))
+		fmtRatio(float64(median(z.f50))/float64(median(a.f50))), fmtRatio(float64(median(z.l50))/float64(median(a.l50)))))
+	for _, r := range rs {
+		r.p.stop()
+	}
+	rs = nil
 
 	// One more instance of a Go guest: one plugin with 1 and with 8
 	// instances, all of them used by 8 clients, then idle.
