@@ -70,6 +70,8 @@ test-unit: build plugins
 
 test-race: build plugins
 	$(GO) test -race ./...
+	cd sdk-guest && $(GO) test -race ./...
+	cd plugins && $(GO) test -race ./...
 
 peers:
 	bash interop/install-peers.sh
@@ -102,6 +104,9 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
+	cd sdk-guest && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
+	cd plugins && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
+	cd interop && $(GO) vet ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf bin build
