@@ -39,6 +39,8 @@ type Set struct {
 	tools     map[string]*provider  // name -> owner
 	templates map[string]*template  // uriTemplate -> template
 
+	toolHeaders map[string][]ParamHeader // tool name -> x-mcp-header arguments
+
 	// Pre-encoded list items per provider, so static lists cost nothing.
 	static [ListTools + 1][][]json.RawMessage
 	// staticKeys[kind][provider][i] identifies static[kind][provider][i]
@@ -93,6 +95,8 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 		prompts:   map[string]*promptRef{},
 		tools:     map[string]*provider{},
 		templates: map[string]*template{},
+
+		toolHeaders: map[string][]ParamHeader{},
 	}
 	if len(s.cursorKey) == 0 {
 		s.cursorKey = make([]byte, 32)
@@ -228,6 +232,13 @@ func (s *Set) claim(p *provider) error {
 		}
 		if !isObject(t.InputSchema) || len(t.InputSchema) == 0 {
 			return fmt.Errorf("tool %q: inputSchema must be a JSON object", t.Name)
+		}
+		hs, err := paramHeaders(t.InputSchema)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		if hs != nil {
+			s.toolHeaders[t.Name] = hs
 		}
 		s.tools[t.Name] = p
 		s.features.Tools = true

@@ -307,6 +307,15 @@ func (s *Server) current() *catalog.Set {
 	return s.cat.Current()
 }
 
+// ToolParamHeaders returns the arguments of tool that HTTP clients mirror
+// into Mcp-Param-* headers, for the transport to check against the body.
+func (s *Server) ToolParamHeaders(tool string) []catalog.ParamHeader {
+	if set := s.current(); set != nil {
+		return set.ToolParamHeaders(tool)
+	}
+	return nil
+}
+
 // paramsProblem describes a params decoding failure without echoing input.
 func paramsProblem(err error) string {
 	var te *json.UnmarshalTypeError

@@ -2,13 +2,16 @@ package transport
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/mcp"
 )
 
@@ -51,8 +54,10 @@ func DecodeHeaderValue(v string) (string, error) {
 // (notifications are not checked: their headers are not defined):
 // MCP-Protocol-Version equals _meta's version, Mcp-Method equals the method
 // (requests only), Mcp-Name equals params.name or params.uri where the
-// method has one. It returns the -32020 error to send, or nil.
-func checkHeaders(h http.Header, m *mcp.Message) *mcp.Error {
+// method has one, and the Mcp-Param-* headers of a tools/call match the
+// arguments they mirror (params). It returns the -32020 error to send, or
+// nil.
+func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *mcp.Error {
 	mismatch := func(msg string) *mcp.Error {
 		return &mcp.Error{Code: mcp.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
 	}
@@ -83,9 +88,68 @@ func checkHeaders(h http.Header, m *mcp.Message) *mcp.Error {
 		return e
 	}
 	if name, ok := m.HeaderName(); ok {
-		return check(HeaderName, name)
+		if e := check(HeaderName, name); e != nil {
+			return e
+		}
+	}
+	return checkParamHeaders(h, m.ToolArguments(), params, mismatch)
+}
+
+// HeaderParamPrefix starts the headers that mirror tool arguments.
+const HeaderParamPrefix = "Mcp-Param-"
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call against
+// the arguments they mirror: an argument present in the body (and not
+// null) needs its header, once, equal to it after decoding; integers
+// compare numerically, booleans as true/false.
+func checkParamHeaders(h http.Header, args json.RawMessage, params []catalog.ParamHeader, mismatch func(string) *mcp.Error) *mcp.Error {
+	if len(params) == 0 {
+		return nil
+	}
+	var body map[string]json.RawMessage
+	if len(args) > 0 && json.Unmarshal(args, &body) != nil {
+		return nil // the arguments are invalid; the method answers that
+	}
+	for _, p := range params {
+		raw, ok := body[p.Param]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		name := HeaderParamPrefix + p.Header
+		vals := h.Values(name)
+		if len(vals) != 1 {
+			return mismatch(name + " header must appear once when " + p.Param + " is in the arguments.")
+		}
+		got, err := DecodeHeaderValue(vals[0])
+		if err != nil {
+			return mismatch(name + " header value is malformed.")
+		}
+		if !paramEqual(p.Type, raw, got) {
+			return mismatch(name + " header does not match the request body.")
+		}
 	}
 	return nil
+}
+
+// paramEqual compares a mirrored header value with the JSON argument.
+func paramEqual(typ string, raw json.RawMessage, header string) bool {
+	switch typ {
+	case "string":
+		var s string
+		return json.Unmarshal(raw, &s) == nil && s == header
+	case "boolean":
+		var b bool
+		return json.Unmarshal(raw, &b) == nil && strconv.FormatBool(b) == header
+	case "integer":
+		var n json.Number
+		if json.Unmarshal(raw, &n) != nil {
+			return false
+		}
+		a, err1 := strconv.ParseFloat(n.String(), 64)
+		b, err2 := strconv.ParseFloat(header, 64)
+		return err1 == nil && err2 == nil && a == b
+	}
+	return false
 }
 
 // hostAllowed reports whether host (a Host header, or the host of an

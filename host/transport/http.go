@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/mcp"
 )
 
@@ -174,7 +175,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	switch {
 	case m.Modern():
 		// Stateless: Mcp-Session-Id is ignored, never minted or echoed.
-		if herr := checkHeaders(r.Header, m); herr != nil {
+		var params []catalog.ParamHeader
+		if m.Method == "tools/call" {
+			name, _ := m.HeaderName()
+			params = h.srv.ToolParamHeaders(name)
+		}
+		if herr := checkHeaders(r.Header, m, params); herr != nil {
 			writeError(w, http.StatusBadRequest, m.ID, herr)
 			return
 		}

@@ -120,6 +120,7 @@ func newPlugin() *corral.Plugin {
 		p.Tool(t.def, t.call)
 	}
 	addMRTR(p)
+	addHeaderTools(p)
 	return p
 }
 
