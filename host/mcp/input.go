@@ -12,8 +12,8 @@ import (
 // withInput attaches the request's input_required members (client
 // capabilities, inputResponses, requestState) to ctx for the three methods
 // that may answer input_required, on the 2026-07-28 protocol only. A
-// legacy request carries none, so a provider asking for input gets
-// MissingRequiredClientCapability there.
+// legacy request carries none here; the 2025 input bridge (bridge.go)
+// attaches the session's capabilities instead.
 func withInput(ctx context.Context, m *Message, e era) context.Context {
 	if e != eraModern || m.p.Meta == nil {
 		return ctx
@@ -34,6 +34,10 @@ func withInput(ctx context.Context, m *Message, e era) context.Context {
 // that input needs a capability the request did not declare, else the
 // mapped error.
 func (s *Server) failed(err error, m *Message, e era) ([]byte, *Error) {
+	var me *Error
+	if errors.As(err, &me) {
+		return nil, me // from the 2025 input bridge
+	}
 	var ir *catalog.InputRequiredError
 	if errors.As(err, &ir) && e == eraModern {
 		return s.result(m.ID, e, len(ir.Result)+64+len(s.metaField), func(b []byte) []byte {
@@ -46,7 +50,7 @@ func (s *Server) failed(err error, m *Message, e era) ([]byte, *Error) {
 	if errors.As(err, &mc) {
 		if e != eraModern {
 			return nil, errorWithData(CodeInvalidRequest,
-				"Invalid Request: this request needs input from the client (input_required), which needs protocol 2026-07-28.",
+				"Invalid Request: this request needs input from the client through capabilities the session did not declare at initialize.",
 				struct {
 					RequiredCapabilities json.RawMessage `json:"requiredCapabilities"`
 				}{mc.Required})

@@ -73,6 +73,9 @@ type Message struct {
 	p      params // decoded params
 	pErr   error  // why params did not decode, if they did not
 	modern bool   // params._meta carries a protocol version
+
+	result json.RawMessage // a response's result member
+	rpcErr json.RawMessage // a response's error member
 }
 
 // IsNotification reports whether m is a notification (no response).
@@ -222,7 +225,7 @@ func Decode(b []byte) (*Message, *Error) {
 	}
 	if env.Method == nil {
 		if env.ID != nil && (env.Result != nil || env.Error != nil) {
-			return &Message{ID: id, IsResponse: true}, nil
+			return &Message{ID: id, IsResponse: true, result: env.Result, rpcErr: env.Error}, nil
 		}
 		return partial, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing.", Envelope: true}
 	}

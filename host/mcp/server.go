@@ -53,6 +53,11 @@ type Options struct {
 	// unsolicited list_changed on a session's stream. Capabilities then
 	// advertise resources.subscribe and the listChanged flags.
 	Hub *notify.Hub
+	// InputTimeout bounds how long a 2025-11-25 request waits for the
+	// client's answers to one round of server-to-client input requests
+	// (elicitation/create, sampling/createMessage, roots/list); default
+	// DefaultInputTimeout.
+	InputTimeout time.Duration
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -115,7 +120,11 @@ type Reply struct {
 // answer is ready, Serve returns an empty Reply and the request gets no
 // response, as cancellation requires.
 func (s *Server) Serve(ctx context.Context, req Request, m *Message) (r Reply) {
-	if m == nil || m.IsResponse {
+	if m == nil {
+		return Reply{}
+	}
+	if m.IsResponse {
+		req.Session.deliver(m) // an answer to a server-to-client request (bridge.go)
 		return Reply{}
 	}
 	if m.IsNotification() {
@@ -275,6 +284,9 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	ctx, sink := s.withSink(ctx, req, m, e)
 	defer sink.close()
 	ctx = withInput(ctx, m, e)
+	if e == eraLegacy {
+		ctx = s.withBridge(ctx, req, m)
+	}
 	switch m.Method {
 	case "server/discover":
 		return s.discover(m, f), nil
@@ -463,7 +475,7 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 	if set != nil {
 		f = set.Features()
 	}
-	req.Session.start(version)
+	req.Session.start(version, m.p.Caps)
 	if s.opts.Hub != nil {
 		p := req.Principal
 		if p.ID == "" {
@@ -553,7 +565,9 @@ func (s *Server) read(ctx context.Context, set *catalog.Set, p abi.Principal, m 
 	if m.p.URI == "" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: uri is required."}
 	}
-	rr, err := set.ReadResource(ctx, p, m.p.URI)
+	rr, err := bridged(ctx, func(ctx context.Context) (*catalog.ReadResult, error) {
+		return set.ReadResource(ctx, p, m.p.URI)
+	})
 	if err != nil {
 		return s.failed(err, m, e)
 	}
@@ -579,7 +593,9 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object of strings."}
 		}
 	}
-	raw, err := set.GetPrompt(ctx, p, m.p.Name, args)
+	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
+		return set.GetPrompt(ctx, p, m.p.Name, args)
+	})
 	if err != nil {
 		return s.failed(err, m, e)
 	}
@@ -597,7 +613,9 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal
 	if len(args) > 0 && args[0] != '{' {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object."}
 	}
-	raw, err := set.CallTool(ctx, p, m.p.Name, args)
+	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
+		return set.CallTool(ctx, p, m.p.Name, args)
+	})
 	if err != nil {
 		return s.failed(err, m, e)
 	}

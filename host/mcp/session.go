@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"bytes"
+	"encoding/json"
 	"sync"
 
 	"github.com/corral-mcp/corral/host/notify"
@@ -18,7 +20,9 @@ type Session struct {
 	initialized bool   // notifications/initialized seen
 	logLevel    string
 	closed      bool
-	sub         *notify.Subscription // legacy subscriptions, when a hub serves them
+	sub         *notify.Subscription         // legacy subscriptions, when a hub serves them
+	caps        json.RawMessage              // the client's capabilities, from initialize
+	pending     map[string]chan clientAnswer // server-to-client requests awaiting answers (bridge.go)
 }
 
 // NewSession returns a fresh session. id names it in logs (and is the HTTP
@@ -57,6 +61,7 @@ func (s *Session) Close() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.version = ""
+	s.endPendingLocked()
 	if s.sub != nil {
 		s.sub.Close()
 	}
@@ -106,12 +111,16 @@ func (s *Session) legacyVersion() string {
 	return s.Version()
 }
 
-func (s *Session) start(version string) {
+func (s *Session) start(version string, caps json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.version = version
 		s.initialized = false
+		s.caps = nil
+		if t := bytes.TrimSpace(caps); len(t) > 0 && t[0] == '{' {
+			s.caps = append(json.RawMessage(nil), t...)
+		}
 	}
 }
 

@@ -167,6 +167,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		return
 	}
 	if m.IsResponse {
+		// An answer to a server-to-client request of the session it names
+		// (sent on a POST's event stream); routed within that session only.
+		if id := r.Header.Get(HeaderSessionID); id != "" && !m.Modern() {
+			if hs := h.session(id, p); hs != nil {
+				h.srv.Serve(r.Context(), mcp.Request{Session: hs.s, Principal: p}, m)
+			}
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

@@ -175,6 +175,12 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 			return
 		}
 	}
+	if derr == nil && m.IsResponse {
+		// An answer to a server-to-client request: it takes no slot, as
+		// the request waiting for it may hold the last one.
+		st.srv.Serve(ctx, mcp.Request{Session: st.sess, Principal: st.opts.Principal}, m)
+		return
+	}
 	// Everything else takes a slot, so that with MaxConcurrent 1 messages
 	// are answered in order; initialize takes them all, as it changes the
 	// session every later request relies on.

@@ -340,6 +340,12 @@ func (c *wsConn) handle(ctx context.Context, data []byte) {
 		c.mu.Unlock()
 		return
 	}
+	if m.IsResponse {
+		// An answer to a server-to-client request: it takes no slot, as
+		// the request waiting for it may hold the last one.
+		c.h.srv.Serve(ctx, mcp.Request{Session: c.sess, Principal: c.p}, m)
+		return
+	}
 	n := 1
 	if m.Method == "initialize" {
 		n = c.h.opts.MaxConcurrent

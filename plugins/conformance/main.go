@@ -120,6 +120,9 @@ func newPlugin() *corral.Plugin {
 		p.Tool(t.def, t.call)
 	}
 	addMRTR(p)
+	for _, t := range askingTools {
+		p.Tool(t.def, t.call)
+	}
 	addHeaderTools(p)
 	return p
 }
