@@ -25,8 +25,9 @@ const (
 // InputRequired.
 type Input struct {
 	// ClientCapabilities are the MCP ClientCapabilities the request
-	// declared (an object; absent on the 2025 protocol, where input
-	// requests are unavailable).
+	// declared (an object; on the 2025 protocol, those the session
+	// declared at initialize, and the host bridges input requests to
+	// server-to-client requests).
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
 	// InputResponses are the client's answers, by the keys of the
 	// InputRequests they answer: ElicitResult, CreateMessageResult or
