@@ -218,3 +218,23 @@ func TestHTTPInputBridge(t *testing.T) {
 		})
 	}
 }
+
+func TestWSInputBridge(t *testing.T) {
+	h := NewWSHandler(askingServer(t, time.Minute), WSOptions{MaxConcurrent: 1})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() { h.Close(); ts.Close() })
+	c := dialWS(t, "ws"+strings.TrimPrefix(ts.URL, "http"))
+	wsSend(t, c, initElicit)
+	wsRead(t, c)
+	wsSend(t, c, `{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"ask"}}`)
+	var m serverRequest
+	if err := json.Unmarshal([]byte(wsRead(t, c)), &m); err != nil || m.Method != "elicitation/create" {
+		t.Fatalf("got %s %v, want an elicitation/create request", m.Method, err)
+	}
+	// One slot, held by the call: the answer must not need one.
+	wsSend(t, c, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"v":"ws"}}}`)
+	got := wsRead(t, c)
+	if want := `answer {\"action\":\"accept\",\"content\":{\"v\":\"ws\"}}`; !strings.Contains(got, `"id":"call"`) || !strings.Contains(got, want) {
+		t.Errorf("response %s lacks %s", got, want)
+	}
+}
