@@ -51,8 +51,10 @@ func TestGoSDKInputBridge2025(t *testing.T) {
 					}
 					return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 				},
+				//lint:ignore SA1019 sampling is what the 2025-11-25 scenario exercises
 				CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 					asked := r.Params.Messages[0].Content.(*mcp.TextContent).Text
+					//lint:ignore SA1019 as above
 					return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model",
 						Content: &mcp.TextContent{Text: "Paris (asked: " + asked + ")"}}, nil
 				},
