@@ -259,34 +259,27 @@ func hostFileRead(ctx context.Context, mem Memory, stack []uint64) {
 }
 
 func hostFileStat(ctx context.Context, mem Memory, stack []uint64) {
-	const fn = abi.FuncFileStat
-	st := mustState(ctx, fn)
-	p, ok := guestPath(fn, st, mem, stack)
-	if !ok {
-		return
-	}
-	fi, fe := st.caps.files.stat(p)
-	if fe != nil {
-		st.fileFail(stack, fe)
-		return
-	}
-	b, _ := json.Marshal(fi)
-	st.setOutput(stack, b)
+	fileJSON(ctx, abi.FuncFileStat, mem, stack, (*fileRoots).stat)
 }
 
 func hostFileList(ctx context.Context, mem Memory, stack []uint64) {
-	const fn = abi.FuncFileList
+	fileJSON(ctx, abi.FuncFileList, mem, stack, (*fileRoots).list)
+}
+
+// fileJSON serves a file host function whose output is op's answer for
+// the guest's path, as JSON.
+func fileJSON[T any](ctx context.Context, fn string, mem Memory, stack []uint64, op func(*fileRoots, string) (T, *fileErr)) {
 	st := mustState(ctx, fn)
 	p, ok := guestPath(fn, st, mem, stack)
 	if !ok {
 		return
 	}
-	list, fe := st.caps.files.list(p)
+	v, fe := op(st.caps.files, p)
 	if fe != nil {
 		st.fileFail(stack, fe)
 		return
 	}
-	b, _ := json.Marshal(list)
+	b, _ := json.Marshal(v)
 	st.setOutput(stack, b)
 }
 
