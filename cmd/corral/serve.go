@@ -195,10 +195,14 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	// Listeners first, so a bad address fails before plugins are compiled.
 	var servers []*http.Server
 	var httpHandler *transport.HTTPHandler
+	var mcpURL string // where clients connect, once the HTTP listener is up
 	listen := func(addr string, h http.Handler) error {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("listen: %w", err)
+		}
+		if addr == cfg.HTTP.Addr {
+			mcpURL = "http://" + ln.Addr().String() + "/mcp"
 		}
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		servers = append(servers, hs)
@@ -253,6 +257,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		st := reg.Status()
 		log.Info("plugins loaded", "serving", len(reg.Catalog().Current().Providers()), "failed", len(st.Failed()),
 			"generation", st.Generation)
+	}
+	if mcpURL != "" {
+		// One plain line for the person who ran `make run`: where to connect.
+		fmt.Fprintf(e.stderr, "corral: serving %d plugins; connect an MCP client (Streamable HTTP) to %s\n",
+			len(reg.Catalog().Current().Providers()), mcpURL)
 	}
 	var bg sync.WaitGroup
 	bgCtx, stopBG := context.WithCancel(ctx)
