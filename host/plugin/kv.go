@@ -213,20 +213,30 @@ func kvCaps(st *callState, stack []uint64) *capSet {
 	return c
 }
 
-func hostKVGet(ctx context.Context, mem Memory, stack []uint64) {
-	const fn = abi.FuncKVGet
-	st := mustState(ctx, fn)
+// kvKey checks the key (ptr, len) in stack[0:2] of a kv host function: a
+// range outside guest memory traps, an ungranted capability is denied and
+// an empty or oversized key is invalid (the errno is set; ok is false).
+func kvKey(fn string, st *callState, mem Memory, stack []uint64) (c *capSet, key string, ok bool) {
 	kp, kn := uint32(stack[0]), uint32(stack[1])
 	checkRange(fn, mem, kp, kn)
-	c := kvCaps(st, stack)
-	if c == nil {
-		return
+	if c = kvCaps(st, stack); c == nil {
+		return nil, "", false
 	}
 	if kn == 0 || kn > maxKeyBytes {
 		setRet(stack, abi.ErrnoInvalid)
+		return nil, "", false
+	}
+	return c, string(guestBytes(fn, mem, kp, kn)), true
+}
+
+func hostKVGet(ctx context.Context, mem Memory, stack []uint64) {
+	const fn = abi.FuncKVGet
+	st := mustState(ctx, fn)
+	c, key, ok := kvKey(fn, st, mem, stack)
+	if !ok {
 		return
 	}
-	v, err := c.kv.Get(string(guestBytes(fn, mem, kp, kn)))
+	v, err := c.kv.Get(key)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		setRet(stack, abi.ErrnoNotFound)
@@ -241,15 +251,10 @@ func hostKVGet(ctx context.Context, mem Memory, stack []uint64) {
 func hostKVSet(ctx context.Context, mem Memory, stack []uint64) {
 	const fn = abi.FuncKVSet
 	st := mustState(ctx, fn)
-	kp, kn, vp, vn := uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
-	checkRange(fn, mem, kp, kn)
+	vp, vn := uint32(stack[2]), uint32(stack[3])
 	checkRange(fn, mem, vp, vn)
-	c := kvCaps(st, stack)
-	if c == nil {
-		return
-	}
-	if kn == 0 || kn > maxKeyBytes {
-		setRet(stack, abi.ErrnoInvalid)
+	c, key, ok := kvKey(fn, st, mem, stack)
+	if !ok {
 		return
 	}
 	if int(vn) > c.kvMax {
@@ -260,7 +265,7 @@ func hostKVSet(ctx context.Context, mem Memory, stack []uint64) {
 	if val == nil {
 		val = []byte{}
 	}
-	err := c.kv.Set(string(guestBytes(fn, mem, kp, kn)), val)
+	err := c.kv.Set(key, val)
 	switch {
 	case errors.Is(err, ErrQuota):
 		setRet(stack, abi.ErrnoQuota)
@@ -275,17 +280,11 @@ func hostKVSet(ctx context.Context, mem Memory, stack []uint64) {
 func hostKVDelete(ctx context.Context, mem Memory, stack []uint64) {
 	const fn = abi.FuncKVDelete
 	st := mustState(ctx, fn)
-	kp, kn := uint32(stack[0]), uint32(stack[1])
-	checkRange(fn, mem, kp, kn)
-	c := kvCaps(st, stack)
-	if c == nil {
+	c, key, ok := kvKey(fn, st, mem, stack)
+	if !ok {
 		return
 	}
-	if kn == 0 || kn > maxKeyBytes {
-		setRet(stack, abi.ErrnoInvalid)
-		return
-	}
-	if err := c.kv.Delete(string(guestBytes(fn, mem, kp, kn))); err != nil {
+	if err := c.kv.Delete(key); err != nil {
 		st.p.log.Warn("kv delete failed", "err", err)
 		setRet(stack, abi.ErrnoIO)
 		return
