@@ -176,7 +176,8 @@ func rowPeers(ctx context.Context, o options, t *table) error {
 	}
 	t.section("2. Ratios (same runs)", "method", "clients",
 		"corral wasm ÷ go-sdk req/s (target ≥ 1.0 at 8, 64)", "corral wasm ÷ go-sdk p99 (target ≤ 1.0)",
-		"floor ÷ corral-native req/s (target ≤ 1.25)", "corral-native ÷ go-sdk req/s", "corral wasm ÷ ts-sdk req/s")
+		"floor ÷ corral-native req/s (target ≤ 1.25)", "corral-native ÷ go-sdk req/s", "corral wasm ÷ ts-sdk req/s",
+		"corral wasm ÷ corral-native req/s (same fixture logic)")
 	for _, c := range calls {
 		for _, n := range o.conc {
 			w, _, wp99, _ := summary(res[key{"corral wasm", c.method, n}])
@@ -185,7 +186,7 @@ func rowPeers(ctx context.Context, o options, t *table) error {
 			nat, _, _, _ := summary(res[key{"corral-native", c.method, n}])
 			ts, _, _, _ := summary(res[key{"ts-sdk 2.4.0", c.method, n}])
 			t.row("`"+c.method+"`", fmt.Sprint(n), fmtRatio(w/g), fmtRatio(float64(wp99)/float64(gp99)),
-				fmtRatio(f/nat), fmtRatio(nat/g), fmtRatio(w/ts))
+				fmtRatio(f/nat), fmtRatio(nat/g), fmtRatio(w/ts), fmtRatio(w/nat))
 		}
 	}
 	return nil
