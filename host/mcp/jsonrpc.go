@@ -206,6 +206,16 @@ func Decode(b []byte) (*Message, *Error) {
 		}
 		return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object.", Envelope: true}
 	}
+	if m, ok := decodeFast(b); ok {
+		return m, nil
+	}
+	return decodeObject(b)
+}
+
+// decodeObject is the general path of Decode for a message starting with
+// '{': two passes of encoding/json (the envelope, then the params), and
+// the authority on every error.
+func decodeObject(b []byte) (*Message, *Error) {
 	var env envelope
 	if err := json.Unmarshal(b, &env); err != nil {
 		if !json.Valid(b) {
