@@ -19,11 +19,11 @@ func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
 	case op == 0x00, op == 0x01, op == 0x05, op == 0x0f, // unreachable nop else return
 		op == 0x1a, op == 0x1b, // drop select
 		op >= 0x45 && op <= 0xc4, // numeric, sign extension
-		op == 0xd1: // ref.is_null
+		op == 0xd1:               // ref.is_null
 		return 0, false, nil
 	case op == 0x0c, op == 0x0d, op == 0x10, // br br_if call
 		op >= 0x20 && op <= 0x22, // local.get/set/tee
-		op == 0x25, op == 0x26, // table.get/set
+		op == 0x25, op == 0x26,   // table.get/set
 		op == 0xd2: // ref.func
 		_, err := r.u32()
 		return 0, false, err
