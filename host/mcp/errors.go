@@ -76,8 +76,7 @@ func spliceResult(raw json.RawMessage, modern bool, serverInfo []byte) ([]byte, 
 	if !modern {
 		return raw, nil
 	}
-	if !bytes.Contains(raw, []byte(`"resultType"`)) && !bytes.Contains(raw, []byte(`"_meta"`)) {
-		inner := bytes.TrimSpace(raw[1 : len(raw)-1])
+	if inner, ok := plainResult(raw); ok {
 		out := make([]byte, 0, len(raw)+len(serverInfo)+96)
 		out = append(out, `{"resultType":"complete"`...)
 		if len(inner) > 0 {
@@ -88,6 +87,22 @@ func spliceResult(raw json.RawMessage, modern bool, serverInfo []byte) ([]byte, 
 		out = append(out, serverInfo...)
 		return append(out, "}}"...), nil
 	}
+	return reencodeResult(raw, serverInfo)
+}
+
+// plainResult returns the members of a result object (trimmed, between
+// its braces) when it has no resultType or _meta of its own, so that a
+// modern result is a byte splice.
+func plainResult(raw json.RawMessage) (inner []byte, ok bool) {
+	if bytes.Contains(raw, []byte(`"resultType"`)) || bytes.Contains(raw, []byte(`"_meta"`)) {
+		return nil, false
+	}
+	return bytes.TrimSpace(raw[1 : len(raw)-1]), true
+}
+
+// reencodeResult is spliceResult for a modern result with a resultType or
+// _meta of its own: only the top level is re-encoded.
+func reencodeResult(raw json.RawMessage, serverInfo []byte) ([]byte, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, fmt.Errorf("mcp: decode result: %w", err)

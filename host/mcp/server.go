@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -625,6 +626,19 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal
 // spliced answers with a catalog result object, adding resultType and
 // serverInfo for modern results.
 func (s *Server) spliced(m *Message, e era, raw json.RawMessage) ([]byte, *Error) {
+	if t := bytes.TrimSpace(raw); e == eraModern && len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}' {
+		if inner, ok := plainResult(t); ok {
+			// The common case, spliced straight into the response.
+			return s.result(m.ID, e, len(inner)+len(s.metaField)+32, func(b []byte) []byte {
+				b = openModern(b)
+				if len(inner) > 0 {
+					b = append(b, ',')
+					b = append(b, inner...)
+				}
+				return s.closeResult(b, e, false, 0, false)
+			}), nil
+		}
+	}
 	obj, err := spliceResult(raw, e == eraModern, s.serverInfo)
 	if err != nil {
 		s.log.Error("mcp: catalog returned a malformed result", "method", m.Method, "err", err)
@@ -657,15 +671,18 @@ func (s *Server) complete(ctx context.Context, set *catalog.Set, p abi.Principal
 		return nil, s.mapError(err, m, e)
 	}
 	values, total, hasMore := boundCompletion(c)
-	vals, _ := json.Marshal(values) // []string always encodes
-	return s.result(m.ID, e, len(vals)+64, func(b []byte) []byte {
+	size := 2
+	for _, v := range values {
+		size += len(v) + 3
+	}
+	return s.result(m.ID, e, size+64, func(b []byte) []byte {
 		if e == eraModern {
 			b = openModern(b)
 			b = append(b, `,"completion":{"values":`...)
 		} else {
 			b = append(b, `{"completion":{"values":`...)
 		}
-		b = append(b, vals...)
+		b = appendStrings(b, values)
 		if total >= 0 {
 			b = append(b, `,"total":`...)
 			b = strconv.AppendInt(b, int64(total), 10)

@@ -43,23 +43,25 @@ func (s *Server) withSink(ctx context.Context, req Request, m *Message, e era) (
 	if req.Notify == nil || m.ID == nil {
 		return ctx, nil
 	}
-	rs := &requestSink{notify: req.Notify, minLevel: -1}
+	var token json.RawMessage
 	if meta := m.p.Meta; meta != nil && validToken(meta.ProgressToken) {
-		rs.token = meta.ProgressToken
+		token = meta.ProgressToken
 	}
+	minLevel := -1
 	switch e {
 	case eraModern:
 		if meta := m.p.Meta; meta != nil && meta.LogLevel != nil {
-			rs.minLevel = severity(*meta.LogLevel)
+			minLevel = severity(*meta.LogLevel)
 		}
 	case eraLegacy:
 		if req.Session != nil {
-			rs.minLevel = severity(req.Session.LogLevel())
+			minLevel = severity(req.Session.LogLevel())
 		}
 	}
-	if rs.token == nil && rs.minLevel < 0 {
-		return ctx, nil
+	if token == nil && minLevel < 0 {
+		return ctx, nil // most requests: no sink to allocate
 	}
+	rs := &requestSink{notify: req.Notify, token: token, minLevel: minLevel}
 	return catalog.WithSink(ctx, rs), rs
 }
 
