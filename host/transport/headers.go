@@ -23,6 +23,14 @@ const (
 	HeaderSessionID       = "Mcp-Session-Id"
 )
 
+// The canonical forms of the header names checked on every request, for
+// looking them up without canonicalizing (and allocating) each time.
+var (
+	keyProtocolVersion = http.CanonicalHeaderKey(HeaderProtocolVersion)
+	keyMethod          = http.CanonicalHeaderKey(HeaderMethod)
+	keyName            = http.CanonicalHeaderKey(HeaderName)
+)
+
 var (
 	errBadBase64   = errors.New("transport: invalid base64 in header value")
 	errBadHeaderCh = errors.New("transport: header value has characters outside visible ASCII")
@@ -61,8 +69,8 @@ func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *
 	mismatch := func(msg string) *mcp.Error {
 		return &mcp.Error{Code: mcp.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
 	}
-	check := func(name, want string) *mcp.Error {
-		vals := h.Values(name)
+	check := func(name, key, want string) *mcp.Error {
+		vals := h[key]
 		if len(vals) == 0 {
 			return mismatch(name + " header is required.")
 		}
@@ -81,14 +89,14 @@ func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *
 	if m.IsNotification() {
 		return nil // notification headers are not defined; be lenient
 	}
-	if e := check(HeaderProtocolVersion, m.ProtocolVersion()); e != nil {
+	if e := check(HeaderProtocolVersion, keyProtocolVersion, m.ProtocolVersion()); e != nil {
 		return e
 	}
-	if e := check(HeaderMethod, m.Method); e != nil {
+	if e := check(HeaderMethod, keyMethod, m.Method); e != nil {
 		return e
 	}
 	if name, ok := m.HeaderName(); ok {
-		if e := check(HeaderName, name); e != nil {
+		if e := check(HeaderName, keyName, name); e != nil {
 			return e
 		}
 	}
@@ -182,8 +190,12 @@ func hostAllowed(host string, allowed []string) bool {
 // splitHost splits "host:port", "[v6]:port", "host" or "[v6]" into the
 // bare host name and the port ("" when absent).
 func splitHost(h string) (name, port string) {
-	if n, p, err := net.SplitHostPort(h); err == nil {
-		return n, p
+	// Without a colon there is no port: skip SplitHostPort and the error
+	// it would allocate.
+	if strings.Contains(h, ":") {
+		if n, p, err := net.SplitHostPort(h); err == nil {
+			return n, p
+		}
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"), ""
 }

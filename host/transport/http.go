@@ -141,13 +141,13 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Principal) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			writeError(w, http.StatusUnsupportedMediaType, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: Content-Type must be application/json."})
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength, h.opts.MaxBodyBytes)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -324,8 +324,38 @@ func (o *responder) respond(status int, msg []byte) {
 	writeJSON(o.w, status, msg)
 }
 
+// readBody reads a request body whole. A known length within max sizes
+// the buffer, so that the body takes one allocation of its own size.
+func readBody(r io.Reader, length, max int64) ([]byte, error) {
+	if length <= 0 || length > max {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("transport: read body: %w", err)
+		}
+		return b, nil
+	}
+	b := make([]byte, 0, length+1) // +1: room to read the EOF without growing
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("transport: read body: %w", err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than announced: grow
+		}
+	}
+}
+
+// jsonContentType is the Content-Type value of every JSON response. The
+// slice is shared by all responses; nothing modifies header values in place.
+var jsonContentType = []string{"application/json"}
+
 func writeJSON(w http.ResponseWriter, status int, msg []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonContentType
 	w.WriteHeader(status)
 	_, _ = w.Write(msg)
 }
