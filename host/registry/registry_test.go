@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -474,5 +475,94 @@ func TestDisableByConfig(t *testing.T) {
 	}
 	if n := loader.compiles.Load(); n != 1 {
 		t.Errorf("%d compiles, want 1", n)
+	}
+}
+
+// overlapLoader wraps nativeLoader and records how many compiles ran at
+// once; each compile waits (up to a bound) for a second one to start, so
+// a registry that loads files one at a time shows a peak of 1.
+type overlapLoader struct {
+	nativeLoader
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+}
+
+func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte) (Module, error) {
+	l.mu.Lock()
+	l.inFlight++
+	l.peak = max(l.peak, l.inFlight)
+	deadline := time.Now().Add(2 * time.Second)
+	for l.inFlight < 2 && time.Now().Before(deadline) {
+		l.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		l.mu.Lock()
+	}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.inFlight--
+		l.mu.Unlock()
+	}()
+	return l.nativeLoader.Compile(ctx, path, data)
+}
+
+// TestLoadsFilesInParallel: a directory of many plugins, some broken, is
+// loaded several files at a time; every good file serves and every broken
+// one is reported, exactly as a one-at-a-time load would.
+func TestLoadsFilesInParallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	dir := t.TempDir()
+	const n = 12
+	for i := range n {
+		if i%4 == 3 {
+			writeRaw(t, dir, fmt.Sprintf("p%02d.wasm", i), []byte("not a plugin"))
+			continue
+		}
+		writeSpec(t, dir, fmt.Sprintf("p%02d.wasm", i), spec{Name: fmt.Sprintf("p%02d", i), Version: "1", Scheme: fmt.Sprintf("s%02d", i), Text: fmt.Sprint(i)})
+	}
+	old := time.Now().Add(-time.Hour) // settled: no debounce wait
+	for i := range n {
+		if err := os.Chtimes(filepath.Join(dir, fmt.Sprintf("p%02d.wasm", i)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &overlapLoader{}
+	var progress []int
+	r, err := New(Options{Dir: dir, Loader: l, Debounce: 30 * time.Millisecond,
+		Progress: func(done, total int) { progress = append(progress, done*100+total) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	if err := r.Load(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if l.peak < 2 {
+		t.Errorf("peak concurrent compiles = %d, want >= 2", l.peak)
+	}
+	for i := range n {
+		got, err := read(r.Catalog(), fmt.Sprintf("s%02d://doc", i))
+		if i%4 == 3 {
+			if err == nil {
+				t.Errorf("p%02d (broken) serves %q", i, got)
+			}
+			if fs := fileState(r, fmt.Sprintf("p%02d.wasm", i)); fs.Error == "" {
+				t.Errorf("p%02d (broken): no error in Status", i)
+			}
+			continue
+		}
+		if err != nil || got != fmt.Sprint(i) {
+			t.Errorf("s%02d://doc = %q, %v", i, got, err)
+		}
+	}
+	want := make([]int, n)
+	for i := range want {
+		want[i] = (i+1)*100 + n
+	}
+	if diff := cmp.Diff(want, progress); diff != "" {
+		t.Errorf("Progress calls (-want +got):\n%s", diff)
 	}
 }
