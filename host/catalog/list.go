@@ -101,37 +101,38 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, v 
 	if err != nil {
 		return nil, "", s.providerErr(pr, err, "")
 	}
-	var res struct {
-		Resources  []resource `json:"resources"`
-		NextCursor string     `json:"nextCursor"`
-	}
-	if err := decodeStrict(out, &res); err != nil {
+	var res listResult
+	if err := decodeOutput(out, func(d *jdec) { d.listResult(&res) }); err != nil {
 		return nil, "", s.badOutput(pr, abi.OpListResources, err)
 	}
+	next := res.NextCursor.String()
 	if len(res.Resources) > limit {
 		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("listed %d resources, the limit was %d", len(res.Resources), limit))
 	}
-	if len(res.NextCursor) > maxInnerCursor {
+	if len(next) > maxInnerCursor {
 		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("cursor longer than %d bytes", maxInnerCursor))
 	}
-	if len(res.Resources) == 0 && res.NextCursor != "" {
+	if len(res.Resources) == 0 && next != "" {
 		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("an empty page with a next cursor"))
 	}
 	items := make([]json.RawMessage, 0, len(res.Resources))
+	var buf []byte
 	for i := range res.Resources {
-		if err := pr.checkResource(&res.Resources[i]); err != nil {
-			return nil, "", s.badOutput(pr, abi.OpListResources, err)
-		}
-		if !uriVisible(v, pr, res.Resources[i].URI) {
-			continue
-		}
-		b, err := encode(&res.Resources[i])
+		uri, err := pr.checkResource(&res.Resources[i])
 		if err != nil {
 			return nil, "", s.badOutput(pr, abi.OpListResources, err)
 		}
-		items = append(items, b)
+		if !uriVisible(v, pr, uri) {
+			continue
+		}
+		if buf == nil {
+			buf = make([]byte, 0, len(out))
+		}
+		start := len(buf)
+		buf = res.Resources[i].appendTo(buf)
+		items = append(items, buf[start:len(buf):len(buf)])
 	}
-	return items, res.NextCursor, nil
+	return items, next, nil
 }
 
 // staticVisible reports whether v may see the static item key of pr's

@@ -54,11 +54,8 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 	if err != nil {
 		return nil, s.providerErr(pr, err, uri)
 	}
-	var res struct {
-		Contents []resourceContents `json:"contents"`
-		TTLMs    *int64             `json:"ttlMs"`
-	}
-	if err := decodeStrict(out, &res); err != nil {
+	var res readResult
+	if err := decodeOutput(out, func(d *jdec) { d.readResult(&res) }); err != nil {
 		return nil, s.badOutput(pr, abi.OpReadResource, err)
 	}
 	if len(res.Contents) == 0 {
@@ -82,9 +79,13 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		if total += n; total > s.opts.MaxContentBytes {
 			return nil, s.badOutput(pr, abi.OpReadResource, outputErr("contents exceed %d bytes", s.opts.MaxContentBytes))
 		}
-		if result.Contents[i], err = encode(&res.Contents[i]); err != nil {
-			return nil, s.badOutput(pr, abi.OpReadResource, err)
-		}
+	}
+	// One buffer holds every item: the provider's bytes plus the keys.
+	buf := make([]byte, 0, len(out)+32*len(res.Contents))
+	for i := range res.Contents {
+		start := len(buf)
+		buf = res.Contents[i].appendTo(buf)
+		result.Contents[i] = buf[start:len(buf):len(buf)]
 	}
 	return result, nil
 }
@@ -123,7 +124,7 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res getPromptResult
-	if err := decodeStrict(out, &res); err != nil {
+	if err := decodeOutput(out, func(d *jdec) { d.getPromptResult(&res) }); err != nil {
 		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 	}
 	if res.Messages == nil {
@@ -131,18 +132,14 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 	}
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		if m.Role != "user" && m.Role != "assistant" {
-			return nil, s.badOutput(pr, abi.OpGetPrompt, outputErr("message role %q", m.Role))
+		if !m.Role.is("user") && !m.Role.is("assistant") {
+			return nil, s.badOutput(pr, abi.OpGetPrompt, outputErr("message role %q", m.Role.String()))
 		}
 		if err := pr.checkBlock(&m.Content); err != nil {
 			return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 		}
 	}
-	b, err := encode(&res)
-	if err != nil {
-		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
-	}
-	return b, nil
+	return res.appendTo(make([]byte, 0, len(out)+64)), nil
 }
 
 // CallTool asks the tool's owner and validates the CallToolResult. args
@@ -170,11 +167,8 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res callToolResult
-	if err := decodeStrict(out, &res); err != nil {
+	if err := decodeOutput(out, func(d *jdec) { d.callToolResult(&res) }); err != nil {
 		return nil, s.badOutput(pr, abi.OpCallTool, err)
-	}
-	if res.Content == nil {
-		res.Content = []contentBlock{}
 	}
 	for i := range res.Content {
 		if err := pr.checkBlock(&res.Content[i]); err != nil {
@@ -184,11 +178,7 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 	if len(res.StructuredContent) > 0 && !isObject(res.StructuredContent) {
 		return nil, s.badOutput(pr, abi.OpCallTool, outputErr("structuredContent is not an object"))
 	}
-	b, err := encode(&res)
-	if err != nil {
-		return nil, s.badOutput(pr, abi.OpCallTool, err)
-	}
-	return b, nil
+	return res.appendTo(make([]byte, 0, len(out)+64)), nil
 }
 
 // Complete routes a completion to the owner of the prompt (ref/prompt) or
@@ -234,7 +224,7 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res abi.CompleteResult
-	if err := decodeStrict(out, &res); err != nil {
+	if err := decodeOutput(out, func(d *jdec) { d.completeResult(&res) }); err != nil {
 		return nil, s.badOutput(pr, abi.OpComplete, err)
 	}
 	c := res.Completion

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 )
 
 // Validation of provider output. A provider is untrusted: whatever it
@@ -14,27 +13,18 @@ import (
 // a client only ever sees well-formed JSON with valid UTF-8 text, valid
 // base64 and URIs inside the provider's own schemes. Re-encoding also drops
 // unknown fields and duplicate keys, so what was checked is what is sent.
+//
+// Decoding is one pass (jsonscan.go) that checks syntax and UTF-8 as it
+// goes and keeps each string's bytes; re-encoding appends those bytes
+// (output.go). The result decodes to exactly what encoding/json would
+// have decoded and re-encoded from the same output (FuzzOutputEquivalence
+// holds the two side by side).
 
 // errOutput marks invalid provider output.
 var errOutput = errors.New("invalid output")
 
 func outputErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errOutput, fmt.Sprintf(format, args...))
-}
-
-// decodeStrict decodes provider output: valid UTF-8, one JSON value.
-func decodeStrict(data []byte, v any) error {
-	if !utf8.Valid(data) {
-		return outputErr("not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(v); err != nil {
-		return outputErr("malformed JSON: %v", err)
-	}
-	if dec.More() {
-		return outputErr("trailing data after JSON value")
-	}
-	return nil
 }
 
 // encode marshals v without HTML escaping.
@@ -49,7 +39,7 @@ func encode(v any) (json.RawMessage, error) {
 }
 
 // validBase64 reports whether s is padded standard base64.
-func validBase64(s string) bool {
+func validBase64[T string | []byte](s T) bool {
 	if len(s)%4 != 0 {
 		return false
 	}
@@ -78,79 +68,53 @@ func isObject(raw json.RawMessage) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-// annotations is MCP Annotations.
-type annotations struct {
-	Audience     []string `json:"audience,omitempty"`
-	Priority     *float64 `json:"priority,omitempty"`
-	LastModified string   `json:"lastModified,omitempty"`
-}
-
 func checkAnnotations(a *annotations) error {
 	if a == nil {
 		return nil
 	}
 	for _, r := range a.Audience {
-		if r != "user" && r != "assistant" {
-			return outputErr("annotations.audience has %q", r)
+		if !r.is("user") && !r.is("assistant") {
+			return outputErr("annotations.audience has %q", r.String())
 		}
 	}
-	if a.Priority != nil && (*a.Priority < 0 || *a.Priority > 1) {
-		return outputErr("annotations.priority %v outside 0..1", *a.Priority)
+	if p := a.Priority; p.ok && (p.v < 0 || p.v > 1) {
+		return outputErr("annotations.priority %v outside 0..1", p.v)
 	}
 	return nil
-}
-
-// icon is MCP Icon.
-type icon struct {
-	Src      string   `json:"src"`
-	MimeType string   `json:"mimeType,omitempty"`
-	Sizes    []string `json:"sizes,omitempty"`
-	Theme    string   `json:"theme,omitempty"`
 }
 
 func checkIcons(icons []icon) error {
-	for _, ic := range icons {
-		if ic.Src == "" {
+	for i := range icons {
+		ic := &icons[i]
+		if ic.Src.empty() {
 			return outputErr("icon without src")
 		}
-		if ic.Theme != "" && ic.Theme != "light" && ic.Theme != "dark" {
-			return outputErr("icon theme %q", ic.Theme)
+		if !ic.Theme.empty() && !ic.Theme.is("light") && !ic.Theme.is("dark") {
+			return outputErr("icon theme %q", ic.Theme.String())
 		}
 	}
 	return nil
 }
 
-// resource is MCP Resource.
-type resource struct {
-	URI         string          `json:"uri"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	MimeType    string          `json:"mimeType,omitempty"`
-	Size        *int64          `json:"size,omitempty"`
-	Annotations *annotations    `json:"annotations,omitempty"`
-	Icons       []icon          `json:"icons,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
-}
-
 // checkResource validates r against the owner's schemes.
-func (pr *provider) checkResource(r *resource) error {
-	if r.Name == "" {
-		return outputErr("resource %q has no name", r.URI)
+func (pr *provider) checkResource(r *resource) (uri string, err error) {
+	uri = r.URI.String()
+	if r.Name.empty() {
+		return "", outputErr("resource %q has no name", uri)
 	}
-	if err := pr.checkOwnURI(r.URI); err != nil {
-		return err
+	if err := pr.checkOwnURI(uri); err != nil {
+		return "", err
 	}
 	if r.Size != nil && *r.Size < 0 {
-		return outputErr("resource %q has a negative size", r.URI)
+		return "", outputErr("resource %q has a negative size", uri)
 	}
 	if !isObject(r.Meta) {
-		return outputErr("resource %q: _meta is not an object", r.URI)
+		return "", outputErr("resource %q: _meta is not an object", uri)
 	}
 	if err := checkAnnotations(r.Annotations); err != nil {
-		return err
+		return "", err
 	}
-	return checkIcons(r.Icons)
+	return uri, checkIcons(r.Icons)
 }
 
 // checkOwnURI checks that uri is valid and inside the provider's schemes.
@@ -165,54 +129,36 @@ func (pr *provider) checkOwnURI(uri string) error {
 	return nil
 }
 
-// resourceContents is MCP TextResourceContents | BlobResourceContents.
-type resourceContents struct {
-	URI      string          `json:"uri"`
-	MimeType string          `json:"mimeType,omitempty"`
-	Text     *string         `json:"text,omitempty"`
-	Blob     *string         `json:"blob,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
+// blobOK reports whether s is valid padded base64.
+func blobOK(s jstr) bool {
+	if s.esc {
+		return validBase64(s.String())
+	}
+	return validBase64(s.raw[1 : len(s.raw)-1])
 }
 
 func (pr *provider) checkContents(c *resourceContents) (size int, err error) {
-	if err := pr.checkOwnURI(c.URI); err != nil {
+	uri := c.URI.String()
+	if err := pr.checkOwnURI(uri); err != nil {
 		return 0, err
 	}
 	switch {
-	case c.Text != nil && c.Blob != nil:
-		return 0, outputErr("contents of %q have both text and blob", c.URI)
-	case c.Text != nil:
-		size = len(*c.Text)
-	case c.Blob != nil:
-		if !validBase64(*c.Blob) {
-			return 0, outputErr("contents of %q: blob is not valid base64", c.URI)
+	case c.Text.ok && c.Blob.ok:
+		return 0, outputErr("contents of %q have both text and blob", uri)
+	case c.Text.ok:
+		size = c.Text.size()
+	case c.Blob.ok:
+		if !blobOK(c.Blob) {
+			return 0, outputErr("contents of %q: blob is not valid base64", uri)
 		}
-		size = len(*c.Blob)
+		size = c.Blob.size()
 	default:
-		return 0, outputErr("contents of %q have neither text nor blob", c.URI)
+		return 0, outputErr("contents of %q have neither text nor blob", uri)
 	}
 	if !isObject(c.Meta) {
-		return 0, outputErr("contents of %q: _meta is not an object", c.URI)
+		return 0, outputErr("contents of %q: _meta is not an object", uri)
 	}
 	return size, nil
-}
-
-// contentBlock is MCP ContentBlock (text, image, audio, resource_link,
-// resource), with every field any variant may carry.
-type contentBlock struct {
-	Type        string            `json:"type"`
-	Text        *string           `json:"text,omitempty"`
-	Data        *string           `json:"data,omitempty"`
-	MimeType    string            `json:"mimeType,omitempty"`
-	URI         string            `json:"uri,omitempty"`
-	Name        string            `json:"name,omitempty"`
-	Title       string            `json:"title,omitempty"`
-	Description string            `json:"description,omitempty"`
-	Size        *int64            `json:"size,omitempty"`
-	Icons       []icon            `json:"icons,omitempty"`
-	Resource    *resourceContents `json:"resource,omitempty"`
-	Annotations *annotations      `json:"annotations,omitempty"`
-	Meta        json.RawMessage   `json:"_meta,omitempty"`
 }
 
 func (pr *provider) checkBlock(b *contentBlock) error {
@@ -222,51 +168,39 @@ func (pr *provider) checkBlock(b *contentBlock) error {
 	if !isObject(b.Meta) {
 		return outputErr("content block: _meta is not an object")
 	}
-	switch b.Type {
-	case "text":
-		if b.Text == nil || b.Data != nil || b.Resource != nil || b.URI != "" {
+	switch t := b.Type; {
+	case t.is("text"):
+		if !b.Text.ok || b.Data.ok || b.Resource != nil || !b.URI.empty() {
 			return outputErr("text content must carry only text")
 		}
-	case "image", "audio":
-		if b.Data == nil || b.MimeType == "" || b.Text != nil || b.Resource != nil || b.URI != "" {
-			return outputErr("%s content needs data and mimeType only", b.Type)
+	case t.is("image"), t.is("audio"):
+		if !b.Data.ok || b.MimeType.empty() || b.Text.ok || b.Resource != nil || !b.URI.empty() {
+			return outputErr("%s content needs data and mimeType only", t.String())
 		}
-		if !validBase64(*b.Data) {
-			return outputErr("%s content: data is not valid base64", b.Type)
+		if !blobOK(b.Data) {
+			return outputErr("%s content: data is not valid base64", t.String())
 		}
-	case "resource_link":
-		if b.URI == "" || b.Name == "" || b.Text != nil || b.Data != nil || b.Resource != nil {
+	case t.is("resource_link"):
+		if b.URI.empty() || b.Name.empty() || b.Text.ok || b.Data.ok || b.Resource != nil {
 			return outputErr("resource_link needs uri and name only")
 		}
-		if _, err := ValidateURI(b.URI); err != nil {
-			return outputErr("resource_link URI %q is not valid", b.URI)
+		if uri := b.URI.String(); !validURI(uri) {
+			return outputErr("resource_link URI %q is not valid", uri)
 		}
 		return checkIcons(b.Icons)
-	case "resource":
-		if b.Resource == nil || b.Text != nil || b.Data != nil || b.URI != "" {
+	case t.is("resource"):
+		if b.Resource == nil || b.Text.ok || b.Data.ok || !b.URI.empty() {
 			return outputErr("resource content needs an embedded resource only")
 		}
 		_, err := pr.checkContents(b.Resource)
 		return err
 	default:
-		return outputErr("unknown content type %q", b.Type)
+		return outputErr("unknown content type %q", t.String())
 	}
 	return nil
 }
 
-// promptMessage is MCP PromptMessage.
-type promptMessage struct {
-	Role    string       `json:"role"`
-	Content contentBlock `json:"content"`
-}
-
-type getPromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []promptMessage `json:"messages"`
-}
-
-type callToolResult struct {
-	Content           []contentBlock  `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
+func validURI(uri string) bool {
+	_, err := ValidateURI(uri)
+	return err == nil
 }

@@ -1,0 +1,492 @@
+package catalog
+
+import (
+	"strconv"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// The MCP shapes a provider's output is decoded into (with jdec), checked
+// (validate.go) and encoded from (append functions here, field order and
+// omitempty as encoding/json would write the same structs). Strings keep
+// the provider's bytes, so a text is scanned once and copied once.
+
+var (
+	readResultFields  = []string{"contents", "ttlMs"}
+	contentsFields    = []string{"uri", "mimeType", "text", "blob", "_meta"}
+	annotationsFields = []string{"audience", "priority", "lastModified"}
+	iconFields        = []string{"src", "mimeType", "sizes", "theme"}
+	resourceFields    = []string{"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta"}
+	blockFields       = []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta"}
+	messageFields     = []string{"role", "content"}
+	promptFields      = []string{"description", "messages"}
+	toolFields        = []string{"content", "structuredContent", "isError"}
+	listFields        = []string{"resources", "nextCursor"}
+	completeFields    = []string{"completion"}
+	completionFields  = []string{"values", "total", "hasMore"}
+)
+
+// readResult is the answer to read_resource.
+type readResult struct {
+	Contents []resourceContents
+	TTLMs    *int64
+}
+
+func (d *jdec) readResult(r *readResult) {
+	d.object("read result", func(k []byte) {
+		switch fieldIndex(k, readResultFields) {
+		case 0:
+			r.Contents = slice(d, r.Contents, "contents", d.resourceContents)
+		case 1:
+			optInt(d, &r.TTLMs, "ttlMs")
+		default:
+			d.skip()
+		}
+	})
+}
+
+// resourceContents is MCP TextResourceContents | BlobResourceContents.
+type resourceContents struct {
+	URI, MimeType jstr
+	Text, Blob    jstr // ok when present
+	Meta          []byte
+}
+
+func (d *jdec) resourceContents(c *resourceContents) {
+	d.object("resource contents", func(k []byte) {
+		switch fieldIndex(k, contentsFields) {
+		case 0:
+			d.string(&c.URI, "uri")
+		case 1:
+			d.string(&c.MimeType, "mimeType")
+		case 2:
+			d.optString(&c.Text, "text")
+		case 3:
+			d.optString(&c.Blob, "blob")
+		case 4:
+			d.raw(&c.Meta)
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (c *resourceContents) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	b = c.URI.appendTo(field(b, "uri"))
+	if !c.MimeType.empty() {
+		b = c.MimeType.appendTo(field(b, "mimeType"))
+	}
+	if c.Text.ok {
+		b = c.Text.appendTo(field(b, "text"))
+	}
+	if c.Blob.ok {
+		b = c.Blob.appendTo(field(b, "blob"))
+	}
+	if len(c.Meta) > 0 {
+		b = appendCompact(field(b, "_meta"), c.Meta)
+	}
+	return append(b, '}')
+}
+
+// annotations is MCP Annotations.
+type annotations struct {
+	Audience     []jstr
+	Priority     jnum
+	LastModified jstr
+}
+
+func (d *jdec) annotations(a **annotations) {
+	if d.null() {
+		*a = nil
+		return
+	}
+	if *a == nil {
+		*a = new(annotations)
+	}
+	d.object("annotations", func(k []byte) {
+		switch fieldIndex(k, annotationsFields) {
+		case 0:
+			d.strings(&(*a).Audience, "audience")
+		case 1:
+			d.optNumber(&(*a).Priority, "priority")
+		case 2:
+			d.string(&(*a).LastModified, "lastModified")
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (a *annotations) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	if len(a.Audience) > 0 {
+		b = appendStrings(field(b, "audience"), a.Audience)
+	}
+	if a.Priority.ok {
+		b = append(field(b, "priority"), a.Priority.raw...)
+	}
+	if !a.LastModified.empty() {
+		b = a.LastModified.appendTo(field(b, "lastModified"))
+	}
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, ss []jstr) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = s.appendTo(b)
+	}
+	return append(b, ']')
+}
+
+// icon is MCP Icon.
+type icon struct {
+	Src, MimeType jstr
+	Sizes         []jstr
+	Theme         jstr
+}
+
+func (d *jdec) icon(ic *icon) {
+	d.object("icon", func(k []byte) {
+		switch fieldIndex(k, iconFields) {
+		case 0:
+			d.string(&ic.Src, "src")
+		case 1:
+			d.string(&ic.MimeType, "mimeType")
+		case 2:
+			d.strings(&ic.Sizes, "sizes")
+		case 3:
+			d.string(&ic.Theme, "theme")
+		default:
+			d.skip()
+		}
+	})
+}
+
+func appendIcons(b []byte, icons []icon) []byte {
+	b = append(b, '[')
+	for i := range icons {
+		ic := &icons[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		b = ic.Src.appendTo(field(b, "src"))
+		if !ic.MimeType.empty() {
+			b = ic.MimeType.appendTo(field(b, "mimeType"))
+		}
+		if len(ic.Sizes) > 0 {
+			b = appendStrings(field(b, "sizes"), ic.Sizes)
+		}
+		if !ic.Theme.empty() {
+			b = ic.Theme.appendTo(field(b, "theme"))
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// resource is MCP Resource (a listed one).
+type resource struct {
+	URI, Name, Title, Description, MimeType jstr
+	Size                                    *int64
+	Annotations                             *annotations
+	Icons                                   []icon
+	Meta                                    []byte
+}
+
+func (d *jdec) resource(r *resource) {
+	d.object("resource", func(k []byte) {
+		switch fieldIndex(k, resourceFields) {
+		case 0:
+			d.string(&r.URI, "uri")
+		case 1:
+			d.string(&r.Name, "name")
+		case 2:
+			d.string(&r.Title, "title")
+		case 3:
+			d.string(&r.Description, "description")
+		case 4:
+			d.string(&r.MimeType, "mimeType")
+		case 5:
+			optInt(d, &r.Size, "size")
+		case 6:
+			d.annotations(&r.Annotations)
+		case 7:
+			r.Icons = slice(d, r.Icons, "icons", d.icon)
+		case 8:
+			d.raw(&r.Meta)
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (r *resource) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	b = r.URI.appendTo(field(b, "uri"))
+	b = r.Name.appendTo(field(b, "name"))
+	for _, f := range [...]struct {
+		name string
+		s    *jstr
+	}{{"title", &r.Title}, {"description", &r.Description}, {"mimeType", &r.MimeType}} {
+		if !f.s.empty() {
+			b = f.s.appendTo(field(b, f.name))
+		}
+	}
+	if r.Size != nil {
+		b = strconv.AppendInt(field(b, "size"), *r.Size, 10)
+	}
+	if r.Annotations != nil {
+		b = r.Annotations.appendTo(field(b, "annotations"))
+	}
+	if len(r.Icons) > 0 {
+		b = appendIcons(field(b, "icons"), r.Icons)
+	}
+	if len(r.Meta) > 0 {
+		b = appendCompact(field(b, "_meta"), r.Meta)
+	}
+	return append(b, '}')
+}
+
+// listResult is the answer to list_resources.
+type listResult struct {
+	Resources  []resource
+	NextCursor jstr
+}
+
+func (d *jdec) listResult(r *listResult) {
+	d.object("list result", func(k []byte) {
+		switch fieldIndex(k, listFields) {
+		case 0:
+			r.Resources = slice(d, r.Resources, "resources", d.resource)
+		case 1:
+			d.string(&r.NextCursor, "nextCursor")
+		default:
+			d.skip()
+		}
+	})
+}
+
+// contentBlock is MCP ContentBlock (text, image, audio, resource_link,
+// resource), with every field any variant may carry.
+type contentBlock struct {
+	Type                                    jstr
+	Text, Data                              jstr // ok when present
+	MimeType, URI, Name, Title, Description jstr
+	Size                                    *int64
+	Icons                                   []icon
+	Resource                                *resourceContents
+	Annotations                             *annotations
+	Meta                                    []byte
+}
+
+func (d *jdec) contentBlock(c *contentBlock) {
+	d.object("content block", func(k []byte) {
+		switch fieldIndex(k, blockFields) {
+		case 0:
+			d.string(&c.Type, "type")
+		case 1:
+			d.optString(&c.Text, "text")
+		case 2:
+			d.optString(&c.Data, "data")
+		case 3:
+			d.string(&c.MimeType, "mimeType")
+		case 4:
+			d.string(&c.URI, "uri")
+		case 5:
+			d.string(&c.Name, "name")
+		case 6:
+			d.string(&c.Title, "title")
+		case 7:
+			d.string(&c.Description, "description")
+		case 8:
+			optInt(d, &c.Size, "size")
+		case 9:
+			c.Icons = slice(d, c.Icons, "icons", d.icon)
+		case 10:
+			if d.null() {
+				c.Resource = nil
+				return
+			}
+			if c.Resource == nil {
+				c.Resource = new(resourceContents)
+			}
+			d.resourceContents(c.Resource)
+		case 11:
+			d.annotations(&c.Annotations)
+		case 12:
+			d.raw(&c.Meta)
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (c *contentBlock) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	b = c.Type.appendTo(field(b, "type"))
+	if c.Text.ok {
+		b = c.Text.appendTo(field(b, "text"))
+	}
+	if c.Data.ok {
+		b = c.Data.appendTo(field(b, "data"))
+	}
+	for _, f := range [...]struct {
+		name string
+		s    *jstr
+	}{{"mimeType", &c.MimeType}, {"uri", &c.URI}, {"name", &c.Name}, {"title", &c.Title}, {"description", &c.Description}} {
+		if !f.s.empty() {
+			b = f.s.appendTo(field(b, f.name))
+		}
+	}
+	if c.Size != nil {
+		b = strconv.AppendInt(field(b, "size"), *c.Size, 10)
+	}
+	if len(c.Icons) > 0 {
+		b = appendIcons(field(b, "icons"), c.Icons)
+	}
+	if c.Resource != nil {
+		b = c.Resource.appendTo(field(b, "resource"))
+	}
+	if c.Annotations != nil {
+		b = c.Annotations.appendTo(field(b, "annotations"))
+	}
+	if len(c.Meta) > 0 {
+		b = appendCompact(field(b, "_meta"), c.Meta)
+	}
+	return append(b, '}')
+}
+
+// promptMessage is MCP PromptMessage.
+type promptMessage struct {
+	Role    jstr
+	Content contentBlock
+}
+
+// getPromptResult is MCP GetPromptResult without resultType.
+type getPromptResult struct {
+	Description jstr
+	Messages    []promptMessage
+}
+
+func (d *jdec) getPromptResult(r *getPromptResult) {
+	d.object("prompt result", func(k []byte) {
+		switch fieldIndex(k, promptFields) {
+		case 0:
+			d.string(&r.Description, "description")
+		case 1:
+			r.Messages = slice(d, r.Messages, "messages", func(m *promptMessage) {
+				d.object("prompt message", func(k []byte) {
+					switch fieldIndex(k, messageFields) {
+					case 0:
+						d.string(&m.Role, "role")
+					case 1:
+						d.contentBlock(&m.Content)
+					default:
+						d.skip()
+					}
+				})
+			})
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (r *getPromptResult) appendTo(b []byte) []byte {
+	b = append(b, '{')
+	if !r.Description.empty() {
+		b = r.Description.appendTo(field(b, "description"))
+	}
+	b = append(field(b, "messages"), '[')
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = m.Role.appendTo(field(append(b, '{'), "role"))
+		b = m.Content.appendTo(field(b, "content"))
+		b = append(b, '}')
+	}
+	return append(b, ']', '}')
+}
+
+// callToolResult is MCP CallToolResult without resultType.
+type callToolResult struct {
+	Content           []contentBlock
+	StructuredContent []byte
+	IsError           bool
+}
+
+func (d *jdec) callToolResult(r *callToolResult) {
+	d.object("tool result", func(k []byte) {
+		switch fieldIndex(k, toolFields) {
+		case 0:
+			r.Content = slice(d, r.Content, "content", d.contentBlock)
+		case 1:
+			d.raw(&r.StructuredContent)
+		case 2:
+			d.boolean(&r.IsError, "isError")
+		default:
+			d.skip()
+		}
+	})
+}
+
+func (r *callToolResult) appendTo(b []byte) []byte {
+	b = append(field(append(b, '{'), "content"), '[')
+	for i := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = r.Content[i].appendTo(b)
+	}
+	b = append(b, ']')
+	if len(r.StructuredContent) > 0 {
+		b = appendCompact(field(b, "structuredContent"), r.StructuredContent)
+	}
+	if r.IsError {
+		b = append(field(b, "isError"), "true"...)
+	}
+	return append(b, '}')
+}
+
+// completeResult decodes abi.CompleteResult.
+func (d *jdec) completeResult(r *abi.CompleteResult) {
+	d.object("completion result", func(k []byte) {
+		if fieldIndex(k, completeFields) != 0 {
+			d.skip()
+			return
+		}
+		c := &r.Completion
+		d.object("completion", func(k []byte) {
+			switch fieldIndex(k, completionFields) {
+			case 0:
+				c.Values = slice(d, c.Values, "values", func(v *string) {
+					var s jstr
+					if d.string(&s, "values"); s.raw != nil {
+						*v = s.String()
+					}
+				})
+			case 1:
+				optInt(d, &c.Total, "total")
+			case 2:
+				d.boolean(&c.HasMore, "hasMore")
+			default:
+				d.skip()
+			}
+		})
+	})
+}
+
+// decodeOutput decodes one provider output with read.
+func decodeOutput(out []byte, read func(*jdec)) error {
+	d := jdec{b: out}
+	read(&d)
+	return d.end()
+}
