@@ -28,6 +28,7 @@ var (
 		"io.modelcontextprotocol/logLevel", "progressToken"}
 	refNames      = []string{"type", "name", "uri"}
 	argumentNames = []string{"name", "value"}
+	contextNames  = []string{"arguments"}
 )
 
 // fastDecoder reads one message. Any problem sets bad and moves to the end
@@ -127,7 +128,8 @@ func (d *fastDecoder) params(p *params) {
 			d.argument(p.Argument)
 		case "context":
 			d.once16(&seen, 1<<7)
-			d.decodeRaw(&p.Context)
+			p.Context = &contextParam{}
+			d.context(p.Context)
 		case "level":
 			d.once16(&seen, 1<<8)
 			p.Level = d.strPtr()
@@ -223,6 +225,28 @@ func (d *fastDecoder) argument(a *argumentParam) {
 			a.Value = d.strPtr()
 		default:
 			d.unknown(key, argumentNames)
+		}
+	}
+}
+
+// context reads completion/complete's params.context.
+func (d *fastDecoder) context(c *contextParam) {
+	var seen uint8
+	for first := true; ; first = false {
+		key, ok := d.member(first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "arguments":
+			d.once(&seen, 1)
+			args, ok := stringMap(d.raw())
+			if !ok {
+				d.fail()
+			}
+			c.Arguments = args
+		default:
+			d.unknown(key, contextNames)
 		}
 	}
 }
@@ -440,4 +464,24 @@ func (d *fastDecoder) decodeRaw(v any) {
 	if d.bad || raw[0] == 'n' || json.Unmarshal(raw, v) != nil {
 		d.fail()
 	}
+}
+
+// stringMap decodes an object of strings (prompt arguments) in one pass,
+// or reports false when encoding/json must: anything malformed, a value
+// that is not a string, a member name with escapes or non-ASCII bytes.
+func stringMap(raw []byte) (map[string]string, bool) {
+	d := &fastDecoder{b: raw}
+	out := map[string]string{}
+	for first := true; ; first = false {
+		key, ok := d.member(first)
+		if !ok {
+			break
+		}
+		out[string(key)] = d.str() // a repeated name: the last wins, as in encoding/json
+	}
+	d.ws()
+	if d.bad || d.i != len(d.b) {
+		return nil, false
+	}
+	return out, true
 }

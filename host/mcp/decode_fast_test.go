@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,6 +57,9 @@ var decodeFastCases = []struct {
 	{"wrong type", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"uri":5}}`, false},
 	{"null uri", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"uri":null}}`, false},
 	{"null meta", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"_meta":null}}`, false},
+	{"context null arguments", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"context":{"arguments":null}}}`, false},
+	{"context other members", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"context":{"x":1,"arguments":{}}}}`, true},
+	{"context folded", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"context":{"Arguments":{}}}}`, false},
 	{"bad context", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"context":{"arguments":{"a":1}}}}`, false},
 	{"trailing bytes", `{"jsonrpc":"2.0","id":1,"method":"x"}x`, false},
 	{"trailing comma", `{"jsonrpc":"2.0","id":1,"method":"x",}`, false},
@@ -108,5 +112,56 @@ func checkFastMatchesGeneral(t *testing.T, b []byte) {
 	opts := cmp.AllowUnexported(Message{}, params{})
 	if diff := cmp.Diff(general, fast, opts); diff != "" {
 		t.Errorf("fast path differs from the general path (-general +fast):\n%s", diff)
+	}
+}
+
+// stringMapCases are prompt arguments for the stringMap differential test.
+var stringMapCases = []struct {
+	in   string
+	fast bool
+}{
+	{`{}`, true},
+	{`{"name":"cand-0042","style":"concise"}`, true},
+	{` { "a" : "x" , "a" : "y" } `, true},
+	{`{"a":"\u00e9\n","b":"é"}`, true},
+	{`{"a":null}`, false},
+	{`{"a":1}`, false},
+	{`{"\u0061":"x"}`, false},
+	{`[]`, false},
+	{`{"a":"x",}`, false},
+	{`{"a":"x"}x`, false},
+}
+
+func TestStringMapMatchesUnmarshal(t *testing.T) {
+	for _, tt := range stringMapCases {
+		t.Run(tt.in, func(t *testing.T) {
+			if _, ok := stringMap([]byte(tt.in)); ok != tt.fast {
+				t.Errorf("stringMap ok = %v, want %v", ok, tt.fast)
+			}
+			checkStringMap(t, []byte(tt.in))
+		})
+	}
+}
+
+// FuzzStringMap: whenever stringMap decodes an object, encoding/json
+// decodes it to the same map.
+func FuzzStringMap(f *testing.F) {
+	for _, tt := range stringMapCases {
+		f.Add([]byte(tt.in))
+	}
+	f.Fuzz(checkStringMap)
+}
+
+func checkStringMap(t *testing.T, b []byte) {
+	got, ok := stringMap(b)
+	if !ok {
+		return
+	}
+	var want map[string]string
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("stringMap decoded what encoding/json refuses (%v): %s", err, b)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-encoding/json +stringMap):\n%s", diff)
 	}
 }

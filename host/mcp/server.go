@@ -543,7 +543,11 @@ func (s *Server) list(ctx context.Context, set *catalog.Set, p abi.Principal, m 
 		return nil, s.mapError(err, m, e)
 	}
 	field := kind.String()
-	return s.result(m.ID, e, rawSize(page.Items)+len(field)+64, func(b []byte) []byte {
+	hint := rawSize(page.Items) + len(field) + 96
+	if page.NextCursor != nil {
+		hint += len(*page.NextCursor) + 16
+	}
+	return s.result(m.ID, e, hint, func(b []byte) []byte {
 		if e == eraModern {
 			b = openModern(b)
 			b = append(b, ',')
@@ -590,8 +594,11 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 	}
 	var args map[string]string
 	if len(m.p.Arguments) > 0 && string(m.p.Arguments) != "null" {
-		if err := json.Unmarshal(m.p.Arguments, &args); err != nil {
-			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object of strings."}
+		var ok bool
+		if args, ok = stringMap(m.p.Arguments); !ok {
+			if err := json.Unmarshal(m.p.Arguments, &args); err != nil {
+				return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object of strings."}
+			}
 		}
 	}
 	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
