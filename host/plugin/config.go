@@ -29,15 +29,21 @@ const (
 	DefaultHTTPMaxRedirects    = 5
 	DefaultStderrBytes         = 8 << 10
 	DefaultMaxCallsPerInstance = 100_000
+	DefaultIdleTimeout         = time.Minute
 )
 
 // Config is how the operator runs one plugin.
 type Config struct {
 	// Source names the plugin file in errors and logs (e.g. its path).
 	Source string
-	// PoolSize is the number of instances, and so of concurrent calls
-	// (default runtime.NumCPU()).
+	// PoolSize is the most instances, and so concurrent calls (default
+	// runtime.NumCPU()). One instance is kept warm; more are created while
+	// calls wait for one.
 	PoolSize int
+	// IdleTimeout closes an instance idle for that long, down to the one
+	// warm instance (default DefaultIdleTimeout; negative never closes
+	// idle instances).
+	IdleTimeout time.Duration
 	// Engine runs the plugin: EngineWazero or EngineWasmtime; empty uses
 	// the runtime's engine.
 	Engine string
@@ -123,6 +129,9 @@ type Grants struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.PoolSize <= 0 {
 		c.PoolSize = runtime.NumCPU()
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
 	}
 	l := &c.Limits
 	setDur(&l.Timeout, DefaultTimeout)

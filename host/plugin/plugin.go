@@ -30,13 +30,26 @@ type Plugin struct {
 	log      *slog.Logger
 	obs      Observer
 
-	slots   chan *slot
+	// create makes an instance; tests replace it to hold a creation.
+	create func(context.Context) (*instance, error)
+
+	mu          sync.Mutex // guards the pool (pool.go)
+	idle        []idleInstance
+	waiters     []*waiter
+	live        int
+	creating    int
+	shut        bool
+	reaper      *time.Timer
+	reapArmed   bool
+	drained     chan struct{} // closed once shut and every instance is closed
+	drainedSent bool
+
 	done    chan struct{}
 	closed  atomic.Bool
 	closing sync.Once
 	bg      sync.WaitGroup
 
-	now         func() time.Time // the clock of quarantine; tests replace it
+	now         func() time.Time // the clock of quarantine and idleness; tests replace it
 	qmu         sync.Mutex
 	failures    int
 	okReset     int // failures cleared by the last success (see RejectOutput)
@@ -45,15 +58,10 @@ type Plugin struct {
 	backoff     time.Duration
 }
 
-// slot is one place in the pool; inst is nil when the instance has to be
-// (re)created.
-type slot struct {
-	inst *instance
-}
-
 // Load checks a compiled module against the ABI, instantiates it once,
 // asks it to describe itself with no capabilities, validates the manifest,
-// links the granted capabilities and starts the instance pool.
+// links the granted capabilities and starts the instance pool with that
+// one warm instance (more are created when calls wait; see pool.go).
 func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -78,19 +86,20 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		return nil, fail("%w", err)
 	}
 	p := &Plugin{
-		rt:     r,
-		mod:    m,
-		cm:     cm,
-		cfg:    cfg,
-		engine: engine,
-		name:   src,
-		log:    r.log.With("plugin", src),
-		obs:    r.obs,
-		now:    time.Now,
-		slots:  make(chan *slot, cfg.PoolSize),
-		done:   make(chan struct{}),
+		rt:      r,
+		mod:     m,
+		cm:      cm,
+		cfg:     cfg,
+		engine:  engine,
+		name:    src,
+		log:     r.log.With("plugin", src),
+		obs:     r.obs,
+		now:     time.Now,
+		done:    make(chan struct{}),
+		drained: make(chan struct{}),
 	}
-	in, err := p.newInstance(ctx)
+	p.create = p.newInstance
+	in, err := p.create(ctx)
 	if err != nil {
 		return nil, fail("instantiate: %w", err)
 	}
@@ -128,11 +137,8 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	}
 	p.caps = caps
 	p.obs.Instance(p.name, true, "")
-	p.slots <- &slot{inst: in}
-	for i := 1; i < cfg.PoolSize; i++ {
-		p.bg.Add(1)
-		go p.refill(&slot{})
-	}
+	p.live = 1
+	p.idle = append(p.idle, idleInstance{in: in, since: p.now()})
 	return p, nil
 }
 
@@ -164,28 +170,6 @@ func (p *Plugin) Quarantined() (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// refill creates the instance of an empty slot off the request path and
-// returns the slot to the pool, empty if creation failed (a caller then
-// retries inline).
-func (p *Plugin) refill(s *slot) {
-	defer p.bg.Done()
-	if d := p.refillDelay(); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-p.done:
-		}
-	}
-	if !p.closed.Load() {
-		in, err := p.newInstance(context.Background())
-		if err != nil {
-			p.log.Warn("plugin instance creation failed", "err", err)
-		} else {
-			s.inst = in
-		}
-	}
-	p.slots <- s
-}
-
 // Call runs one operation on a pooled instance. It returns the response
 // payload; *abi.Error when the guest declared a failure; *Error (naming
 // the plugin) for every host-level failure.
@@ -210,41 +194,21 @@ func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, Error
 	if len(req) > p.cfg.Limits.MaxRequestBytes {
 		return nil, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(req), p.cfg.Limits.MaxRequestBytes)
 	}
-	var s *slot
-	select {
-	case s = <-p.slots:
-	case <-p.done:
-		return nil, ClassClosed, ErrClosed
-	case <-ctx.Done():
-		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: %w", ctx.Err())
-	}
-	if p.closed.Load() {
-		p.slots <- s
-		return nil, ClassClosed, ErrClosed
+	in, class, err := p.acquire(ctx)
+	if err != nil {
+		return nil, class, err
 	}
 	if err := ctx.Err(); err != nil { // do not spend an instance on a call nobody awaits
-		p.slots <- s
+		p.release(in)
 		return nil, ClassCanceled, err
 	}
-	if s.inst == nil {
-		in, err := p.newInstance(ctx)
-		if err != nil {
-			p.slots <- s
-			if ctx.Err() != nil {
-				return nil, ClassCanceled, err
-			}
-			return nil, ClassInstantiate, fmt.Errorf("instantiate: %w", err)
-		}
-		s.inst = in
-	}
-	in := s.inst
 	out, class, err := in.call(ctx, op, req, p.caps)
 	switch class {
 	case ClassOK, ClassGuestError:
 		if in.calls >= p.cfg.Limits.MaxCallsPerInstance {
-			p.discard(s, "recycle")
+			p.discard(in, "recycle")
 		} else {
-			p.slots <- s
+			p.release(in)
 		}
 	default:
 		if tail := in.stderr.String(); tail != "" {
@@ -252,19 +216,9 @@ func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, Error
 		} else {
 			p.log.Warn("plugin instance failed", "op", op.String(), "class", string(class), "err", err)
 		}
-		p.discard(s, string(class))
+		p.discard(in, string(class))
 	}
 	return out, class, err
-}
-
-// discard closes a slot's instance, which is never reused, and replaces it
-// in the background.
-func (p *Plugin) discard(s *slot, reason string) {
-	s.inst.close(context.Background())
-	s.inst = nil
-	p.obs.Instance(p.name, false, reason)
-	p.bg.Add(1)
-	go p.refill(s)
 }
 
 // record updates the failure count and the quarantine state.
@@ -309,20 +263,9 @@ func (p *Plugin) Close(ctx context.Context) error {
 	var err error
 	p.closing.Do(func() {
 		p.closed.Store(true)
-		close(p.done)
-		for i := 0; i < p.cfg.PoolSize; i++ {
-			select {
-			case s := <-p.slots:
-				if s.inst != nil {
-					s.inst.close(ctx)
-					p.obs.Instance(p.name, false, "close")
-				}
-			case <-ctx.Done():
-				err = fmt.Errorf("plugin %s: close: %w", p.name, ctx.Err())
-				i = p.cfg.PoolSize
-			}
-		}
-		if err == nil {
+		if cerr := p.shutdown(ctx); cerr != nil {
+			err = fmt.Errorf("plugin %s: close: %w", p.name, cerr)
+		} else {
 			p.bg.Wait()
 		}
 		err = errors.Join(err, p.caps.close())
