@@ -12,6 +12,9 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/corral-mcp/corral/host/plugin/internal/interrupt"
 )
 
 func init() {
@@ -50,8 +53,11 @@ func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine
 	if cfg.Fuel > 0 {
 		return nil, errors.New("plugin: fuel metering needs the wasmtime engine; wazero has none")
 	}
+	// No WithCloseOnContextDone: its check on every loop iteration and
+	// function entry costs an exit to Go each time. Compile instruments
+	// the module instead, and every call arms the interrupt flag
+	// (engine_wazero_interrupt.go).
 	rc := wazero.NewRuntimeConfigCompiler().
-		WithCloseOnContextDone(true).
 		WithMemoryLimitPages(cfg.MemoryLimitPages).
 		WithCompilationCache(b.cache)
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
@@ -86,7 +92,17 @@ type wazeroEngine struct {
 }
 
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
-	cm, err := e.r.CompileModule(ctx, wasm)
+	instrumented, _, err := interrupt.Instrument(wasm)
+	if err != nil {
+		// A module wazero refuses anyway gets wazero's explanation.
+		cm, cerr := e.r.CompileModule(ctx, wasm)
+		if cerr != nil {
+			return nil, cerr
+		}
+		_ = cm.Close(ctx)
+		return nil, err
+	}
+	cm, err := e.r.CompileModule(ctx, instrumented)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +119,9 @@ type wazeroModule struct {
 func (m *wazeroModule) Exports() map[string]Signature {
 	out := make(map[string]Signature)
 	for name, d := range m.cm.ExportedFunctions() {
+		if interrupt.Reserved(name) {
+			continue
+		}
 		out[name] = Signature{Params: fromAPITypes(d.ParamTypes()), Results: fromAPITypes(d.ResultTypes())}
 	}
 	return out
@@ -131,34 +150,67 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg InstanceConfig) (Ins
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	exports := m.cm.ExportedFunctions()
-	var starts []string
-	for _, s := range cfg.StartFunctions {
-		if _, ok := exports[s]; ok {
-			starts = append(starts, s)
-		}
-	}
+	irq := &interrupter{}
 	// No args, no environment, no file system; real clocks and entropy.
+	// wazero runs no start function: the module's own (exported by the
+	// rewrite) and cfg.StartFunctions run below as armed calls, so a
+	// runaway initialisation stops at the deadline too. A guest's sleep
+	// wakes when the armed call's context is done.
 	mc := wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(starts...).
+		WithStartFunctions().
 		WithStdout(io.Discard).
 		WithStderr(stderr).
 		WithSysWalltime().
 		WithSysNanotime().
-		WithSysNanosleep().
+		WithNanosleep(irq.sleep).
 		WithRandSource(rand.Reader)
 	mod, err := m.r.InstantiateModule(ctx, m.cm, mc)
 	if err != nil {
 		return nil, err
 	}
-	return &wazeroInstance{mod: mod}, nil
+	flag, ok := mod.ExportedGlobal(interrupt.FlagExport).(api.MutableGlobal)
+	if !ok {
+		_ = mod.Close(ctx)
+		return nil, errors.New("plugin: the instrumented module lacks its interrupt flag")
+	}
+	irq.flag = flag
+	in := &wazeroInstance{mod: mod, irq: irq}
+	starts := []string{interrupt.StartExport}
+	for _, s := range cfg.StartFunctions {
+		if !interrupt.Reserved(s) {
+			starts = append(starts, s)
+		}
+	}
+	for _, name := range starts {
+		fn := mod.ExportedFunction(name)
+		if fn == nil {
+			continue
+		}
+		err := in.call(ctx, fn, nil)
+		if err == nil {
+			continue
+		}
+		_ = mod.Close(ctx)
+		// As wazero's own start functions: proc_exit(0) is success, other
+		// exits are returned as they are, the rest names the function.
+		var ee *sys.ExitError
+		if errors.As(err, &ee) {
+			if ee.ExitCode() == 0 {
+				return in, nil
+			}
+			return nil, err
+		}
+		return nil, fmt.Errorf("module[] function[%s] failed: %w", name, err)
+	}
+	return in, nil
 }
 
 func (m *wazeroModule) Close(ctx context.Context) error { return m.cm.Close(ctx) }
 
 type wazeroInstance struct {
 	mod api.Module
+	irq *interrupter
 	mu  sync.Mutex
 	fns map[string]Function
 }
@@ -176,7 +228,7 @@ func (i *wazeroInstance) Function(name string) Function {
 	if i.fns == nil {
 		i.fns = make(map[string]Function)
 	}
-	f := wazeroFunction{fn}
+	f := wazeroFunction{i, fn}
 	i.fns[name] = f
 	return f
 }
@@ -190,10 +242,13 @@ func (i *wazeroInstance) Memory() Memory {
 
 func (i *wazeroInstance) Close(ctx context.Context) error { return i.mod.Close(ctx) }
 
-type wazeroFunction struct{ fn api.Function }
+type wazeroFunction struct {
+	in *wazeroInstance
+	fn api.Function
+}
 
 func (f wazeroFunction) Call(ctx context.Context, stack []uint64) error {
-	return f.fn.CallWithStack(ctx, stack)
+	return f.in.call(ctx, f.fn, stack)
 }
 
 func toAPITypes(ts []ValueType) []api.ValueType {
