@@ -110,7 +110,8 @@ type Request struct {
 type Reply struct {
 	// Msg is the encoded response, or nil when nothing is to be sent: a
 	// notification, a client response, or a request whose context was
-	// cancelled.
+	// cancelled. It is a buffer of its own, which the transport may hand
+	// back with Recycle once written.
 	Msg []byte
 	// Err is the error Msg carries, nil on success.
 	Err *Error
@@ -364,7 +365,7 @@ func validLogLevel(l string) bool {
 // for modern results nothing more (fill writes resultType and _meta).
 // hint sizes the buffer.
 func (s *Server) result(id json.RawMessage, e era, hint int, fill func([]byte) []byte) []byte {
-	buf := make([]byte, 0, 40+len(id)+hint+len(s.metaField)+32)
+	buf := responseBuffer(40 + len(id) + hint + len(s.metaField) + 32)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)

@@ -230,6 +230,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		w.Header().Set(HeaderSessionID, newSession.s.ID())
 	}
 	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
+	mcp.Recycle(reply.Msg) // written synchronously: nothing refers to it now
 }
 
 // statusFor maps an error to the HTTP status of its response.

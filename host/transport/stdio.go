@@ -223,6 +223,7 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 		// In order: these change session state later requests rely on.
 		if r := st.srv.Serve(ctx, req, m); r.Msg != nil {
 			st.write(r.Msg)
+			mcp.Recycle(r.Msg) // write copies it
 		}
 		st.pumpSession()
 		st.release(n)
@@ -274,6 +275,7 @@ func (st *stdio) handle(ctx context.Context, line []byte) {
 		cancel()
 		if r.Msg != nil && !cancelled {
 			st.write(r.Msg)
+			mcp.Recycle(r.Msg) // write copies it
 		}
 	}()
 }
