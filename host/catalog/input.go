@@ -193,9 +193,25 @@ func requestDigest(p abi.Principal, op abi.Op, target string, args json.RawMessa
 	return h.Sum(nil)
 }
 
+// lazyDigest returns requestDigest's value, computed on first use: only
+// requests that carry or are given a requestState need it.
+func lazyDigest(p abi.Principal, op abi.Op, target string, args func() json.RawMessage) func() []byte {
+	var sum []byte
+	return func() []byte {
+		if sum == nil {
+			var a json.RawMessage
+			if args != nil {
+				a = args()
+			}
+			sum = requestDigest(p, op, target, a)
+		}
+		return sum
+	}
+}
+
 // prepareInput checks the request's input members and returns what the
 // provider is told.
-func (s *Set) prepareInput(ctx context.Context, pr *provider, digest []byte) (abi.Input, error) {
+func (s *Set) prepareInput(ctx context.Context, pr *provider, digest func() []byte) (abi.Input, error) {
 	in := inputFrom(ctx)
 	if in == nil {
 		return abi.Input{}, nil
@@ -203,7 +219,7 @@ func (s *Set) prepareInput(ctx context.Context, pr *provider, digest []byte) (ab
 	out := abi.Input{ClientCapabilities: in.Capabilities}
 	var keys map[string]string
 	if in.State != nil {
-		st, err := s.open(*in.State, pr, digest)
+		st, err := s.open(*in.State, pr, digest())
 		if err != nil {
 			return abi.Input{}, err
 		}
@@ -232,7 +248,7 @@ func (s *Set) prepareInput(ctx context.Context, pr *provider, digest []byte) (ab
 
 // inputRequired validates a provider's InputRequired against the request's
 // capabilities and turns it into the result to send, its state sealed.
-func (s *Set) inputRequired(ctx context.Context, pr *provider, op abi.Op, digest []byte, ir *abi.InputRequired) error {
+func (s *Set) inputRequired(ctx context.Context, pr *provider, op abi.Op, digest func() []byte, ir *abi.InputRequired) error {
 	in := inputFrom(ctx)
 	if err := checkInputRequests(ir); err != nil {
 		return s.badOutput(pr, op, err)
@@ -266,7 +282,7 @@ func (s *Set) inputRequired(ctx context.Context, pr *provider, op abi.Op, digest
 		return &MissingCapabilityError{Required: b}
 	}
 	state, err := s.seal(&sealedState{
-		Plugin: pr.name, Digest: digest, Expiry: s.now().Add(s.stateTTL()).Unix(), Keys: keys, State: ir.State,
+		Plugin: pr.name, Digest: digest(), Expiry: s.now().Add(s.stateTTL()).Unix(), Keys: keys, State: ir.State,
 	})
 	if err != nil {
 		return &Error{Kind: KindInternal, Message: "Internal error.", Err: err}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -150,9 +151,7 @@ func (d *jdec) str() jstr {
 	i := start + 1
 	s := jstr{ok: true}
 	for {
-		for i < len(b) && plain[b[i]] {
-			i++
-		}
+		i = plainRun(b, i)
 		if i >= len(b) {
 			d.fail("unterminated string")
 			return jstr{}
@@ -201,6 +200,29 @@ func (d *jdec) str() jstr {
 			i += n
 		}
 	}
+}
+
+// plainRun returns the index of the first byte at or after i that is not
+// plain, looking at eight bytes at a time while they are all plain.
+func plainRun(b []byte, i int) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ ('"' * ones)  // zero byte where '"'
+		e := w ^ ('\\' * ones) // zero byte where '\\'
+		// A byte's high bit is set in the result if the byte is a control
+		// character (< 0x20), '"', '\\' or not ASCII.
+		if ((w-0x20*ones)|(q-ones)|(e-ones)|w)&highs != 0 {
+			break
+		}
+	}
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	return i
 }
 
 func hex4(b []byte) (rune, bool) {

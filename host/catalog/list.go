@@ -102,7 +102,7 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, v 
 		return nil, "", s.providerErr(pr, err, "")
 	}
 	var res listResult
-	if err := decodeOutput(out, func(d *jdec) { d.listResult(&res) }); err != nil {
+	if err := (&jdec{b: out}).listResult(&res); err != nil {
 		return nil, "", s.badOutput(pr, abi.OpListResources, err)
 	}
 	next := res.NextCursor.String()

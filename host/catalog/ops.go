@@ -42,7 +42,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 			break
 		}
 	}
-	digest := requestDigest(p, abi.OpReadResource, uri, nil)
+	digest := lazyDigest(p, abi.OpReadResource, uri, nil)
 	if req.Input, err = s.prepareInput(ctx, pr, digest); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		return nil, s.providerErr(pr, err, uri)
 	}
 	var res readResult
-	if err := decodeOutput(out, func(d *jdec) { d.readResult(&res) }); err != nil {
+	if err := (&jdec{b: out}).readResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpReadResource, err)
 	}
 	if len(res.Contents) == 0 {
@@ -109,8 +109,10 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 		}
 	}
 	pr := ref.owner
-	argsJSON, _ := json.Marshal(args)
-	digest := requestDigest(p, abi.OpGetPrompt, name, argsJSON)
+	digest := lazyDigest(p, abi.OpGetPrompt, name, func() json.RawMessage {
+		argsJSON, _ := json.Marshal(args)
+		return argsJSON
+	})
 	input, err := s.prepareInput(ctx, pr, digest)
 	if err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res getPromptResult
-	if err := decodeOutput(out, func(d *jdec) { d.getPromptResult(&res) }); err != nil {
+	if err := (&jdec{b: out}).getPromptResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 	}
 	if res.Messages == nil {
@@ -153,7 +155,7 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) && t[0] != '{' {
 		return nil, &Error{Kind: KindInvalidParams, Message: "tool arguments must be a JSON object", Name: name}
 	}
-	digest := requestDigest(p, abi.OpCallTool, name, args)
+	digest := lazyDigest(p, abi.OpCallTool, name, func() json.RawMessage { return args })
 	input, err := s.prepareInput(ctx, pr, digest)
 	if err != nil {
 		return nil, err
@@ -167,7 +169,7 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res callToolResult
-	if err := decodeOutput(out, func(d *jdec) { d.callToolResult(&res) }); err != nil {
+	if err := (&jdec{b: out}).callToolResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpCallTool, err)
 	}
 	for i := range res.Content {
@@ -224,7 +226,7 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 		return nil, s.providerErr(pr, err, "")
 	}
 	var res abi.CompleteResult
-	if err := decodeOutput(out, func(d *jdec) { d.completeResult(&res) }); err != nil {
+	if err := (&jdec{b: out}).completeResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpComplete, err)
 	}
 	c := res.Completion
@@ -335,8 +337,17 @@ func filterCompletion(c *abi.Completion, v View, t *template, name string, ctxAr
 
 // asInputRequired returns err's *abi.InputRequired, or nil.
 func asInputRequired(err error) *abi.InputRequired {
+	if err == nil {
+		return nil
+	}
+	return inputRequiredOf(err)
+}
+
+// inputRequiredOf is asInputRequired's slow half, apart so that a nil
+// error costs no allocation.
+func inputRequiredOf(err error) *abi.InputRequired {
 	var ir *abi.InputRequired
-	if err != nil && errors.As(err, &ir) {
+	if errors.As(err, &ir) {
 		return ir
 	}
 	return nil

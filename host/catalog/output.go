@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -26,13 +27,16 @@ var (
 	completionFields  = []string{"values", "total", "hasMore"}
 )
 
+// The readers of whole answers (readResult, listResult, getPromptResult,
+// callToolResult, completeResult) read the value and what follows it.
+
 // readResult is the answer to read_resource.
 type readResult struct {
 	Contents []resourceContents
 	TTLMs    *int64
 }
 
-func (d *jdec) readResult(r *readResult) {
+func (d *jdec) readResult(r *readResult) error {
 	d.object("read result", func(k []byte) {
 		switch fieldIndex(k, readResultFields) {
 		case 0:
@@ -43,6 +47,7 @@ func (d *jdec) readResult(r *readResult) {
 			d.skip()
 		}
 	})
+	return d.end()
 }
 
 // resourceContents is MCP TextResourceContents | BlobResourceContents.
@@ -259,7 +264,7 @@ type listResult struct {
 	NextCursor jstr
 }
 
-func (d *jdec) listResult(r *listResult) {
+func (d *jdec) listResult(r *listResult) error {
 	d.object("list result", func(k []byte) {
 		switch fieldIndex(k, listFields) {
 		case 0:
@@ -270,6 +275,7 @@ func (d *jdec) listResult(r *listResult) {
 			d.skip()
 		}
 	})
+	return d.end()
 }
 
 // contentBlock is MCP ContentBlock (text, image, audio, resource_link,
@@ -374,7 +380,7 @@ type getPromptResult struct {
 	Messages    []promptMessage
 }
 
-func (d *jdec) getPromptResult(r *getPromptResult) {
+func (d *jdec) getPromptResult(r *getPromptResult) error {
 	d.object("prompt result", func(k []byte) {
 		switch fieldIndex(k, promptFields) {
 		case 0:
@@ -396,6 +402,7 @@ func (d *jdec) getPromptResult(r *getPromptResult) {
 			d.skip()
 		}
 	})
+	return d.end()
 }
 
 func (r *getPromptResult) appendTo(b []byte) []byte {
@@ -423,7 +430,7 @@ type callToolResult struct {
 	IsError           bool
 }
 
-func (d *jdec) callToolResult(r *callToolResult) {
+func (d *jdec) callToolResult(r *callToolResult) error {
 	d.object("tool result", func(k []byte) {
 		switch fieldIndex(k, toolFields) {
 		case 0:
@@ -436,6 +443,7 @@ func (d *jdec) callToolResult(r *callToolResult) {
 			d.skip()
 		}
 	})
+	return d.end()
 }
 
 func (r *callToolResult) appendTo(b []byte) []byte {
@@ -456,8 +464,11 @@ func (r *callToolResult) appendTo(b []byte) []byte {
 	return append(b, '}')
 }
 
-// completeResult decodes abi.CompleteResult.
-func (d *jdec) completeResult(r *abi.CompleteResult) {
+// completeResult decodes abi.CompleteResult. The values are decoded as
+// jstr and then cut from one string, one allocation for all of them.
+func (d *jdec) completeResult(r *abi.CompleteResult) error {
+	var vals []jstr
+	valuesSeen := false
 	d.object("completion result", func(k []byte) {
 		if fieldIndex(k, completeFields) != 0 {
 			d.skip()
@@ -467,12 +478,8 @@ func (d *jdec) completeResult(r *abi.CompleteResult) {
 		d.object("completion", func(k []byte) {
 			switch fieldIndex(k, completionFields) {
 			case 0:
-				c.Values = slice(d, c.Values, "values", func(v *string) {
-					var s jstr
-					if d.string(&s, "values"); s.raw != nil {
-						*v = s.String()
-					}
-				})
+				d.strings(&vals, "values")
+				valuesSeen = true
 			case 1:
 				optInt(d, &c.Total, "total")
 			case 2:
@@ -482,11 +489,42 @@ func (d *jdec) completeResult(r *abi.CompleteResult) {
 			}
 		})
 	})
+	if err := d.end(); err != nil {
+		return err
+	}
+	if valuesSeen {
+		r.Completion.Values = cutStrings(vals)
+	}
+	return nil
 }
 
-// decodeOutput decodes one provider output with read.
-func decodeOutput(out []byte, read func(*jdec)) error {
-	d := jdec{b: out}
-	read(&d)
-	return d.end()
+// cutStrings returns the decoded strings of ss (nil for nil), those
+// without escapes sharing one allocation.
+func cutStrings(ss []jstr) []string {
+	if ss == nil {
+		return nil
+	}
+	n := 0
+	for _, s := range ss {
+		if !s.esc && len(s.raw) >= 2 {
+			n += len(s.raw) - 2
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, s := range ss {
+		if !s.esc && len(s.raw) >= 2 {
+			sb.Write(s.raw[1 : len(s.raw)-1])
+		}
+	}
+	all := sb.String()
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		if s.esc {
+			out[i] = s.String()
+		} else if len(s.raw) >= 2 {
+			out[i], all = all[:len(s.raw)-2], all[len(s.raw)-2:]
+		}
+	}
+	return out
 }

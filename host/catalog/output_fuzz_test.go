@@ -208,7 +208,7 @@ func FuzzCompleteOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var want, got abi.CompleteResult
 		wantErr := oldDecodeStrict(raw, &want)
-		err := decodeOutput(raw, func(d *jdec) { d.completeResult(&got) })
+		err := (&jdec{b: raw}).completeResult(&got)
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("%q: error %v, encoding/json's %v", raw, err, wantErr)
 		}

@@ -38,25 +38,34 @@ func encode(v any) (json.RawMessage, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
-// validBase64 reports whether s is padded standard base64.
+// notBase64[c] is 1 for the bytes outside standard base64's alphabet.
+var notBase64 = func() (t [256]byte) {
+	for c := range t {
+		t[c] = 1
+	}
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" {
+		t[c] = 0
+	}
+	return t
+}()
+
+// validBase64 reports whether s is padded standard base64: a multiple of
+// four characters, '=' only as the last one or two.
 func validBase64[T string | []byte](s T) bool {
-	if len(s)%4 != 0 {
+	n := len(s)
+	if n%4 != 0 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '+', c == '/':
-		case c == '=':
-			// padding: only in the last two positions, and nothing after it
-			if i < len(s)-2 || (i == len(s)-2 && s[len(s)-1] != '=') {
-				return false
-			}
-		default:
-			return false
+	if n > 0 && s[n-1] == '=' {
+		if n--; s[n-1] == '=' {
+			n--
 		}
 	}
-	return true
+	var bad byte // branch-free: one OR per byte
+	for i := 0; i < n; i++ {
+		bad |= notBase64[s[i]]
+	}
+	return bad == 0
 }
 
 // isObject reports whether raw is absent or a JSON object.
