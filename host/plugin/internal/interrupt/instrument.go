@@ -592,7 +592,6 @@ func (m *module) emit(out []byte) ([]byte, error) {
 	out = append(out, header...)
 	sawMemory := m.hasMemory
 	var sawGlobal, sawExport bool
-	var scratch []byte
 	for _, s := range m.sections {
 		if s.id != secCustom {
 			if rank[s.id] > rank[secMemory] && !sawMemory {
@@ -618,12 +617,15 @@ func (m *module) emit(out []byte) ([]byte, error) {
 		case secStart:
 			// Dropped: the function is exported as StartExport.
 		case secCode:
+			// Written in place behind a 5-byte (padded) size, patched after.
+			out = append(out, secCode, 0x80, 0x80, 0x80, 0x80, 0x00)
+			at := len(out)
 			var err error
-			scratch, err = m.code(scratch[:0], s.body)
+			out, err = m.code(out, s.body)
 			if err != nil {
 				return nil, fmt.Errorf("code section: %w", err)
 			}
-			out = appendSection(out, secCode, scratch)
+			putPaddedU32(out[at-5:at], uint32(len(out)-at))
 		default:
 			out = appendSection(out, s.id, s.body)
 		}
@@ -638,6 +640,14 @@ func (m *module) emit(out []byte) ([]byte, error) {
 		out = appendSection(out, secExport, m.exportSection(nil))
 	}
 	return out, nil
+}
+
+// putPaddedU32 writes v as a 5-byte unsigned LEB128 into b.
+func putPaddedU32(b []byte, v uint32) {
+	for i := range 4 {
+		b[i] = byte(v>>(7*i))&0x7f | 0x80
+	}
+	b[4] = byte(v >> 28)
 }
 
 func appendSection(out []byte, id byte, body []byte) []byte {

@@ -514,3 +514,25 @@ func knownRefusal(err error) bool {
 	}
 	return errors.Is(err, errEOF)
 }
+
+// BenchmarkInstrument rewrites the 4 MB Go fixture plugin (built by
+// interop/bench.sh into build/bench/plugins/bfx000.wasm), the compile-time
+// cost the rewrite adds to every Compile, cache hits included.
+func BenchmarkInstrument(b *testing.B) {
+	wasm, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "build", "bench", "plugins", "bfx000.wasm"))
+	if err != nil {
+		b.Skip("build/bench/plugins/bfx000.wasm is missing (interop/bench.sh builds it)")
+	}
+	b.SetBytes(int64(len(wasm)))
+	var info Info
+	var out []byte
+	for b.Loop() {
+		out, info, err = Instrument(wasm)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(info.Functions), "functions")
+	b.ReportMetric(float64(info.Loops), "loops")
+	b.ReportMetric(float64(len(out)-len(wasm))/float64(len(wasm))*100, "%growth")
+}

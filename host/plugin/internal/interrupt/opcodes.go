@@ -11,6 +11,15 @@ import (
 // after the loop's block type. Opcodes outside WebAssembly 2.0 are
 // refused.
 func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
+	// The two commonest shapes first, by table: no immediate, and one
+	// u32 that needs no check.
+	switch immediates[op] {
+	case immNone:
+		return 0, false, nil
+	case immU32:
+		_, err := r.u32()
+		return 0, false, err
+	}
 	switch {
 	case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 		return 1, op == 0x03, blockType(r)
@@ -86,6 +95,28 @@ func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
 	}
 	return 0, false, fmt.Errorf("unsupported opcode %#x", op)
 }
+
+// Immediate shapes served by the table in instr; immOther is decoded by
+// its switch.
+const (
+	immOther = iota
+	immNone
+	immU32
+)
+
+// immediates classifies the single-byte opcodes.
+var immediates = func() (t [256]uint8) {
+	for _, op := range []byte{0x00, 0x01, 0x05, 0x0f, 0x1a, 0x1b, 0xd1} {
+		t[op] = immNone
+	}
+	for op := 0x45; op <= 0xc4; op++ {
+		t[op] = immNone
+	}
+	for _, op := range []byte{0x0c, 0x0d, 0x10, 0x20, 0x21, 0x22, 0x25, 0x26, 0xd2} {
+		t[op] = immU32
+	}
+	return t
+}()
 
 // blockType reads a block type: empty, one value type, or a type index
 // (a non-negative s33).

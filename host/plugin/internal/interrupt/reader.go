@@ -52,6 +52,11 @@ func (r *reader) skip(n int) error {
 // u32 reads an unsigned LEB128 of at most 5 bytes whose value fits 32
 // bits. Padded encodings are accepted, as the format allows.
 func (r *reader) u32() (uint32, error) {
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 { // one byte: most indices
+		v := uint32(r.b[r.pos])
+		r.pos++
+		return v, nil
+	}
 	var v uint32
 	for i := 0; ; i++ {
 		c, err := r.byte()
