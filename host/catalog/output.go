@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -464,11 +463,10 @@ func (r *callToolResult) appendTo(b []byte) []byte {
 	return append(b, '}')
 }
 
-// completeResult decodes abi.CompleteResult. The values are decoded as
-// jstr and then cut from one string, one allocation for all of them.
+// completeResult decodes abi.CompleteResult. The values are cut from one
+// string copy of the output: one allocation for all of them.
 func (d *jdec) completeResult(r *abi.CompleteResult) error {
-	var vals []jstr
-	valuesSeen := false
+	all := string(d.b)
 	d.object("completion result", func(k []byte) {
 		if fieldIndex(k, completeFields) != 0 {
 			d.skip()
@@ -478,8 +476,18 @@ func (d *jdec) completeResult(r *abi.CompleteResult) error {
 		d.object("completion", func(k []byte) {
 			switch fieldIndex(k, completionFields) {
 			case 0:
-				d.strings(&vals, "values")
-				valuesSeen = true
+				c.Values = slice(d, c.Values, "values", func(v *string) {
+					d.ws()
+					start := d.i
+					var s jstr
+					switch d.string(&s, "values"); {
+					case s.raw == nil: // null: as it was
+					case s.esc:
+						*v = s.String()
+					default:
+						*v = all[start+1 : d.i-1]
+					}
+				})
 			case 1:
 				optInt(d, &c.Total, "total")
 			case 2:
@@ -489,42 +497,5 @@ func (d *jdec) completeResult(r *abi.CompleteResult) error {
 			}
 		})
 	})
-	if err := d.end(); err != nil {
-		return err
-	}
-	if valuesSeen {
-		r.Completion.Values = cutStrings(vals)
-	}
-	return nil
-}
-
-// cutStrings returns the decoded strings of ss (nil for nil), those
-// without escapes sharing one allocation.
-func cutStrings(ss []jstr) []string {
-	if ss == nil {
-		return nil
-	}
-	n := 0
-	for _, s := range ss {
-		if !s.esc && len(s.raw) >= 2 {
-			n += len(s.raw) - 2
-		}
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	for _, s := range ss {
-		if !s.esc && len(s.raw) >= 2 {
-			sb.Write(s.raw[1 : len(s.raw)-1])
-		}
-	}
-	all := sb.String()
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		if s.esc {
-			out[i] = s.String()
-		} else if len(s.raw) >= 2 {
-			out[i], all = all[:len(s.raw)-2], all[len(s.raw)-2:]
-		}
-	}
-	return out
+	return d.end()
 }
