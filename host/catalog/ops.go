@@ -72,7 +72,7 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 	}
 	total := 0
 	for i := range res.Contents {
-		n, err := pr.checkContents(&res.Contents[i])
+		n, err := pr.checkContents(&res.Contents[i], uri)
 		if err != nil {
 			return nil, s.badOutput(pr, abi.OpReadResource, err)
 		}

@@ -146,10 +146,16 @@ func blobOK(s jstr) bool {
 	return validBase64(s.raw[1 : len(s.raw)-1])
 }
 
-func (pr *provider) checkContents(c *resourceContents) (size int, err error) {
-	uri := c.URI.String()
-	if err := pr.checkOwnURI(uri); err != nil {
-		return 0, err
+// checkContents validates c. known is a URI already found valid and
+// inside pr's schemes (the one read), or "": contents naming it need no
+// second parse.
+func (pr *provider) checkContents(c *resourceContents, known string) (size int, err error) {
+	uri := known
+	if known == "" || !c.URI.is(known) {
+		uri = c.URI.String()
+		if err := pr.checkOwnURI(uri); err != nil {
+			return 0, err
+		}
 	}
 	switch {
 	case c.Text.ok && c.Blob.ok:
@@ -201,7 +207,7 @@ func (pr *provider) checkBlock(b *contentBlock) error {
 		if b.Resource == nil || b.Text.ok || b.Data.ok || !b.URI.empty() {
 			return outputErr("resource content needs an embedded resource only")
 		}
-		_, err := pr.checkContents(b.Resource)
+		_, err := pr.checkContents(b.Resource, "")
 		return err
 	default:
 		return outputErr("unknown content type %q", t.String())
