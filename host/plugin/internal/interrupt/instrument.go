@@ -99,6 +99,8 @@ type module struct {
 	globals       uint32 // the original count, imports included
 	hasStart      bool
 	hasMemory     bool // imported or defined
+	startDeclared bool // the start function is exported or in an element or constant expression
+	inCode        bool // decoding function bodies, not constant expressions
 	start         uint32
 	check         []byte // the instructions inserted (checkCode)
 	info          Info
@@ -215,6 +217,11 @@ func (m *module) scan() error {
 	m.info.FlagIndex = m.globals
 	m.check = checkCode(m.globals, m.globals+1)
 
+	if b := m.find(secStart); b != nil {
+		if err := m.scanStart(b); err != nil {
+			return fmt.Errorf("start section: %w", err)
+		}
+	}
 	if b := m.find(secGlobal); b != nil {
 		if err := m.scanGlobals(b); err != nil {
 			return fmt.Errorf("global section: %w", err)
@@ -223,11 +230,6 @@ func (m *module) scan() error {
 	if b := m.find(secExport); b != nil {
 		if err := m.scanExports(b); err != nil {
 			return fmt.Errorf("export section: %w", err)
-		}
-	}
-	if b := m.find(secStart); b != nil {
-		if err := m.scanStart(b); err != nil {
-			return fmt.Errorf("start section: %w", err)
 		}
 	}
 	if b := m.find(secElement); b != nil {
@@ -431,6 +433,12 @@ func (m *module) scanExports(b []byte) error {
 		if kind > 0x03 {
 			return fmt.Errorf("export %d: unsupported kind %#x", i, kind)
 		}
+		if kind == 0x00 && m.hasStart && idx == m.start {
+			m.startDeclared = true
+		}
+		if kind == 0x02 && !m.hasMemory {
+			return fmt.Errorf("export %d: memory export in a module without memory", i)
+		}
 		if kind == 0x03 && idx >= m.globals {
 			return fmt.Errorf("export %d: global index %d out of range (%d globals)", i, idx, m.globals)
 		}
@@ -522,7 +530,11 @@ func (m *module) element(r *reader) error {
 	}
 	for range cnt {
 		if flags&0x04 == 0 {
-			if _, err := r.u32(); err != nil {
+			idx, err := r.u32()
+			if err != nil {
+				return err
+			}
+			if err := m.refFunc(idx); err != nil {
 				return err
 			}
 		} else if err := m.constExpr(r); err != nil {
@@ -552,6 +564,9 @@ func (m *module) scanData(b []byte) error {
 			}
 		default:
 			return fmt.Errorf("segment %d: unsupported flags %d", i, flags)
+		}
+		if flags != 1 && !m.hasMemory {
+			return fmt.Errorf("segment %d: active data segment in a module without memory", i)
 		}
 		if flags != 1 {
 			if err := m.constExpr(&r); err != nil {
@@ -617,6 +632,7 @@ func (m *module) emit(out []byte) ([]byte, error) {
 		case secStart:
 			// Dropped: the function is exported as StartExport.
 		case secCode:
+			m.inCode = true
 			// Written in place behind a 5-byte (padded) size, patched after.
 			out = append(out, secCode, 0x80, 0x80, 0x80, 0x80, 0x00)
 			at := len(out)

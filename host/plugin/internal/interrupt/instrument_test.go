@@ -149,6 +149,14 @@ func TestInstrument(t *testing.T) {
 			fn: "f", want: []uint64{uint64(uint32(1 + 0x7fffffff + 9 - 128))},
 		},
 		{
+			name: "declared start function referenced",
+			src: `(module (global $g (mut i32) (i32.const 0))
+				(func $init (global.set $g (i32.const 5)))
+				(start $init) (elem declare func $init)
+				(func (export "f") (result i32) (drop (ref.func $init)) (global.get $g)))`,
+			fn: "f", want: []uint64{5}, start: true,
+		},
+		{
 			name: "start function becomes an export",
 			src: `(module (global $g (mut i32) (i32.const 0))
 				(func $init (global.set $g (i32.const 33)))
@@ -232,6 +240,18 @@ func TestRefused(t *testing.T) {
 		{"exceptions", `(module (tag $e) (func (throw $e)))`, []string{"--enable-exceptions"}, "unsupported section id 13"},
 		{"multi-memory", `(module (memory 1) (memory $b 1) (func (drop (i32.load $b (i32.const 0)))))`, []string{"--enable-multi-memory"},
 			"unsupported memarg alignment"},
+		// Invalid modules using memory without one: the 0-page memory the
+		// rewrite adds for its yields must not make them valid.
+		{"load without memory", `(module (func (drop (i32.load (i32.const 0)))))`, noCheck, "memory instruction in a module without memory"},
+		{"memory.grow without memory", `(module (func (drop (memory.grow (i32.const 1)))))`, noCheck, "memory instruction in a module without memory"},
+		{"memory.fill without memory", `(module (func (memory.fill (i32.const 0) (i32.const 0) (i32.const 0))))`, noCheck, "memory instruction in a module without memory"},
+		{"v128.load without memory", `(module (func (drop (v128.load (i32.const 0)))))`, noCheck, "memory instruction in a module without memory"},
+		{"data without memory", `(module (data (i32.const 0) "x"))`, noCheck, "active data segment in a module without memory"},
+		{"memory export without memory", `(module (export "m" (memory 0)))`, noCheck, "memory export in a module without memory"},
+		// Invalid: ref.func in code must name a declared function; the
+		// rewrite's export of the start function would declare it.
+		{"ref.func of an undeclared start function", `(module (func $s) (start $s) (func (drop (ref.func $s))))`, noCheck,
+			"ref.func 0: the start function is not declared"},
 		{"start function with a parameter", `(module (func $s (param i32)) (start $s))`, noCheck,
 			"start section: function 0 is not of type [] -> []"},
 		{"start function out of range", `(module (start 3))`, noCheck, "start section: function index 3 out of range"},

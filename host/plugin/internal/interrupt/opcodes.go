@@ -32,10 +32,15 @@ func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
 		return 0, false, nil
 	case op == 0x0c, op == 0x0d, op == 0x10, // br br_if call
 		op >= 0x20 && op <= 0x22, // local.get/set/tee
-		op == 0x25, op == 0x26,   // table.get/set
-		op == 0xd2: // ref.func
+		op == 0x25, op == 0x26:   // table.get/set
 		_, err := r.u32()
 		return 0, false, err
+	case op == 0xd2: // ref.func
+		idx, err := r.u32()
+		if err != nil {
+			return 0, false, err
+		}
+		return 0, false, m.refFunc(idx)
 	case op == 0x23 || op == 0x24: // global.get, global.set
 		idx, err := r.u32()
 		if err != nil {
@@ -66,8 +71,14 @@ func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
 		_, err := valTypes(r)
 		return 0, false, err
 	case op >= 0x28 && op <= 0x3e: // loads and stores
+		if err := m.memoryUse(); err != nil {
+			return 0, false, err
+		}
 		return 0, false, memarg(r)
 	case op == 0x3f || op == 0x40: // memory.size, memory.grow
+		if err := m.memoryUse(); err != nil {
+			return 0, false, err
+		}
 		return 0, false, zero(r)
 	case op == 0x41:
 		_, err := r.signed(32)
@@ -89,9 +100,9 @@ func (m *module) instr(r *reader, op byte) (depth int, loop bool, err error) {
 		}
 		return 0, false, nil
 	case op == 0xfc:
-		return 0, false, misc(r)
+		return 0, false, m.misc(r)
 	case op == 0xfd:
-		return 0, false, simd(r)
+		return 0, false, m.simd(r)
 	}
 	return 0, false, fmt.Errorf("unsupported opcode %#x", op)
 }
@@ -112,11 +123,39 @@ var immediates = func() (t [256]uint8) {
 	for op := 0x45; op <= 0xc4; op++ {
 		t[op] = immNone
 	}
-	for _, op := range []byte{0x0c, 0x0d, 0x10, 0x20, 0x21, 0x22, 0x25, 0x26, 0xd2} {
+	for _, op := range []byte{0x0c, 0x0d, 0x10, 0x20, 0x21, 0x22, 0x25, 0x26} {
 		t[op] = immU32
 	}
 	return t
 }()
+
+// refFunc notes a ref.func. Outside code it declares the function; in
+// code it must name a declared one. The rewrite's export of the start
+// function would declare it, so a reference the original did not declare
+// is refused here.
+func (m *module) refFunc(idx uint32) error {
+	if !m.hasStart || idx != m.start {
+		return nil
+	}
+	if !m.inCode {
+		m.startDeclared = true
+		return nil
+	}
+	if !m.startDeclared {
+		return fmt.Errorf("ref.func %d: the start function is not declared", idx)
+	}
+	return nil
+}
+
+// memoryUse refuses a memory instruction in a module without memory:
+// such a module is invalid, and the memory the rewrite adds for its
+// yields must not make it valid.
+func (m *module) memoryUse() error {
+	if !m.hasMemory {
+		return errors.New("memory instruction in a module without memory")
+	}
+	return nil
+}
 
 // blockType reads a block type: empty, one value type, or a type index
 // (a non-negative s33).
@@ -167,10 +206,15 @@ func zero(r *reader) error {
 
 // misc reads an 0xfc-prefixed instruction: saturating truncation, bulk
 // memory and table operations.
-func misc(r *reader) error {
+func (m *module) misc(r *reader) error {
 	sub, err := r.u32()
 	if err != nil {
 		return err
+	}
+	if sub == 8 || sub == 10 || sub == 11 {
+		if err := m.memoryUse(); err != nil {
+			return err
+		}
 	}
 	switch {
 	case sub <= 7: // trunc_sat
@@ -208,10 +252,15 @@ var simdGaps = map[uint32]bool{
 }
 
 // simd reads an 0xfd-prefixed (128-bit SIMD) instruction.
-func simd(r *reader) error {
+func (m *module) simd(r *reader) error {
 	sub, err := r.u32()
 	if err != nil {
 		return err
+	}
+	if sub <= 11 || (sub >= 84 && sub <= 93) {
+		if err := m.memoryUse(); err != nil {
+			return err
+		}
 	}
 	switch {
 	case sub <= 11, sub == 92, sub == 93: // v128 loads and stores, load32/64_zero
