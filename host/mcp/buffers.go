@@ -14,7 +14,7 @@ const maxPooled = 64 << 10
 var respPool sync.Pool // of *[]byte, length 0
 
 // responseBuffer returns an empty buffer of capacity at least n.
-func responseBuffer(n int) []byte {
+func ResponseBuffer(n int) []byte {
 	if p, _ := respPool.Get().(*[]byte); p != nil && cap(*p) >= n {
 		return *p
 	}

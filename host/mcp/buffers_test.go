@@ -22,9 +22,9 @@ func TestResponseBuffer(t *testing.T) {
 			if tt.recycled > 0 {
 				Recycle(append(make([]byte, 0, tt.recycled), "stale"...))
 			}
-			b := responseBuffer(tt.want)
+			b := ResponseBuffer(tt.want)
 			if len(b) != 0 || cap(b) < tt.want {
-				t.Errorf("responseBuffer(%d): len %d cap %d", tt.want, len(b), cap(b))
+				t.Errorf("ResponseBuffer(%d): len %d cap %d", tt.want, len(b), cap(b))
 			}
 			if cap(b) > maxPooled {
 				t.Errorf("a buffer over maxPooled was kept: cap %d", cap(b))

@@ -31,6 +31,27 @@ var (
 	contextNames  = []string{"arguments"}
 )
 
+// knownStrings are the string values most requests repeat (jsonrpc,
+// methods, versions, ref types, log levels): str returns these instead of
+// allocating a copy.
+var knownStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"2.0", VersionModern,
+		"initialize", "ping", "server/discover", "subscriptions/listen", "logging/setLevel",
+		"resources/list", "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
+		"prompts/list", "prompts/get", "tools/list", "tools/call", "completion/complete",
+		"notifications/initialized", "notifications/cancelled", "ref/prompt", "ref/resource"} {
+		m[s] = s
+	}
+	for _, s := range legacyVersions {
+		m[s] = s
+	}
+	for _, s := range logLevels {
+		m[s] = s
+	}
+	return m
+}()
+
 // fastDecoder reads one message. Any problem sets bad and moves to the end
 // of the input, so that every later read fails too and loops stop.
 type fastDecoder struct {
@@ -372,7 +393,11 @@ func (d *fastDecoder) str() string {
 		case c == '"':
 			d.i++
 			if plain {
-				return string(d.b[start+1 : d.i-1])
+				v := d.b[start+1 : d.i-1]
+				if k, ok := knownStrings[string(v)]; ok {
+					return k
+				}
+				return string(v)
 			}
 			var s string
 			if json.Unmarshal(d.b[start:d.i], &s) != nil {

@@ -365,7 +365,7 @@ func validLogLevel(l string) bool {
 // for modern results nothing more (fill writes resultType and _meta).
 // hint sizes the buffer.
 func (s *Server) result(id json.RawMessage, e era, hint int, fill func([]byte) []byte) []byte {
-	buf := responseBuffer(40 + len(id) + hint + len(s.metaField) + 32)
+	buf := ResponseBuffer(40 + len(id) + hint + len(s.metaField) + 32)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)

@@ -294,12 +294,14 @@ func (st *stdio) write(msg []byte) {
 	if st.werr != nil {
 		return
 	}
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
+	// One Write per message (a line), from a reused buffer: Write does
+	// not retain it.
+	buf := append(append(mcp.ResponseBuffer(len(msg)+1), msg...), '\n')
 	if _, err := st.w.Write(buf); err != nil {
 		st.werr = err
 		st.log.Error("transport: write stdout", "err", err)
 	}
+	mcp.Recycle(buf)
 }
 
 var errStopped = errors.New("transport: stdio stopped")
