@@ -292,11 +292,13 @@ func (o *responder) startSSE() {
 }
 
 func (o *responder) event(msg []byte) error {
-	buf := make([]byte, 0, len(msg)+24)
+	buf := mcp.ResponseBuffer(len(msg) + 24)
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, msg...)
 	buf = append(buf, "\n\n"...)
-	if _, err := o.w.Write(buf); err != nil {
+	_, err := o.w.Write(buf)
+	mcp.Recycle(buf) // Write does not retain it
+	if err != nil {
 		return fmt.Errorf("transport: write event: %w", err)
 	}
 	if f, ok := o.w.(http.Flusher); ok {
