@@ -99,8 +99,8 @@ func (s jstr) appendTo(b []byte) []byte {
 	return append(b, s.raw...)
 }
 
-// jdec reads one JSON value. The first error sticks; after it every
-// method returns without reading.
+// jdec reads one JSON value. The first error sticks, and fail moves to
+// the end of the input, so nothing after it is read.
 type jdec struct {
 	b     []byte
 	i     int
@@ -159,7 +159,7 @@ func (d *jdec) str() jstr {
 		switch c := b[i]; {
 		case c == '"':
 			s.raw = b[start : i+1]
-			s.n += i - start - 1 // every byte so far counted once; escapes corrected below
+			s.n += i - start - 1 // the bytes between the quotes, less what escapes saved (counted above)
 			d.i = i + 1
 			return s
 		case c == '\\':
