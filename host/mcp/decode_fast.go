@@ -352,19 +352,25 @@ func (d *fastDecoder) member(first bool) ([]byte, bool) {
 func (d *fastDecoder) name() []byte {
 	d.expect('"')
 	start := d.i
-	for ; d.i < len(d.b); d.i++ {
-		switch c := d.b[d.i]; {
-		case c == '"':
-			d.i++
-			return d.b[start : d.i-1]
-		case c < 0x20 || c > 0x7e || c == '\\':
-			d.fail()
-			return nil
-		}
+	for d.i < len(d.b) && plainByte[d.b[d.i]] {
+		d.i++
 	}
-	d.fail()
-	return nil
+	if d.i == len(d.b) || d.b[d.i] != '"' {
+		d.fail() // unterminated, or a byte the general path must judge
+		return nil
+	}
+	d.i++
+	return d.b[start : d.i-1]
 }
+
+// plainByte marks the bytes a string may hold as they are: printable
+// ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unknown skips the value of a member the server does not read, unless
 // its name matches a known one case-insensitively.
@@ -389,6 +395,12 @@ func (d *fastDecoder) str() string {
 	start := d.i
 	plain := true
 	for d.i++; d.i < len(d.b); d.i++ {
+		for d.i < len(d.b) && plainByte[d.b[d.i]] {
+			d.i++ // the common bytes, one test each
+		}
+		if d.i == len(d.b) {
+			break
+		}
 		switch c := d.b[d.i]; {
 		case c == '"':
 			d.i++
@@ -429,6 +441,9 @@ func (d *fastDecoder) raw() json.RawMessage {
 	start := d.i
 	d.skip()
 	v := d.b[start:d.i]
+	if string(v) == "{}" {
+		return v // the usual clientCapabilities, valid without a scanner
+	}
 	if len(v) == 0 || !json.Valid(v) {
 		d.fail()
 		return nil
