@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/corral-mcp/corral/abi"
 )
 
 // TestReadKeepsStringBytes: a read's text is sent as the provider wrote
@@ -57,4 +60,53 @@ func TestReadSizeCountsDecodedBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStaticResourceBytes: a manifest resource is pre-encoded to exactly
+// the bytes encoding/json writes, and invalid raw JSON is refused as it
+// was.
+func TestStaticResourceBytes(t *testing.T) {
+	size := int64(-7)
+	for _, tc := range []struct {
+		name string
+		r    abi.Resource
+	}{
+		{"minimal", abi.Resource{URI: "x://a", Name: "a"}},
+		{"empty", abi.Resource{}},
+		{"every field", abi.Resource{URI: "x://a b", Name: "n", Title: "T <&>", Description: "line\nbreak\ttab \"q\" \\",
+			MimeType: "text/plain", Size: &size, Annotations: json.RawMessage(` { "priority" : 0.5 , "audience":["user"] } `),
+			Icons: json.RawMessage("[\n{\"src\": \"a b\"}\n]")}},
+		{"controls and unicode", abi.Resource{URI: "x://\x00\x01\x1f\x7f", Name: "é\u2028\u2029\U0001F600", Title: "bad \xff\xfe utf-8 \xe2\x80"}},
+		{"raw null", abi.Resource{URI: "x://a", Name: "a", Annotations: json.RawMessage(`null`)}},
+		{"invalid annotations", abi.Resource{URI: "x://a", Name: "a", Annotations: json.RawMessage(`{"a":}`)}},
+		{"invalid icons", abi.Resource{URI: "x://a", Name: "a", Icons: json.RawMessage(`[1,]`)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, wantErr := encode(&tc.r)
+			got, err := appendStaticResource(nil, &tc.r)
+			if (err != nil) != (wantErr != nil) {
+				t.Fatalf("err = %v, encoding/json's %v", err, wantErr)
+			}
+			if err == nil && string(got) != string(want) {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// FuzzAppendString: appendString writes exactly what encoding/json writes
+// (HTML escaping off) for any string, valid UTF-8 or not.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "\"\\\b\f\n\r\t\x00\x1f\x7f", "<&>", "é\u2028\u2029\U0001F600", "\xff\xe2\x80", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, encoding/json's %s", s, got, want)
+		}
+	})
 }

@@ -252,14 +252,22 @@ func (s *Set) encodeStatic() error {
 		s.static[k] = make([][]json.RawMessage, len(s.providers))
 		s.staticKeys[k] = make([][]string, len(s.providers))
 	}
+	var (
+		mem     arena
+		scratch []byte
+	)
 	for i, p := range s.providers {
 		m := p.manifest
-		for _, r := range m.Resources {
-			b, err := encode(r)
+		s.static[ListResources][i] = make([]json.RawMessage, 0, len(m.Resources))
+		s.staticKeys[ListResources][i] = make([]string, 0, len(m.Resources))
+		for j := range m.Resources {
+			r := &m.Resources[j]
+			b, err := appendStaticResource(scratch[:0], r)
 			if err != nil {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 			}
-			s.static[ListResources][i] = append(s.static[ListResources][i], b)
+			scratch = b
+			s.static[ListResources][i] = append(s.static[ListResources][i], mem.copy(b))
 			s.staticKeys[ListResources][i] = append(s.staticKeys[ListResources][i], r.URI)
 		}
 		for _, t := range m.Templates {
