@@ -1,6 +1,9 @@
 package mcp
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // Response buffers. Every successful response Serve returns is built in a
 // buffer taken from respPool; a transport that has written a response and
@@ -18,7 +21,9 @@ func ResponseBuffer(n int) []byte {
 	if p, _ := respPool.Get().(*[]byte); p != nil && cap(*p) >= n {
 		return *p
 	}
-	return make([]byte, 0, n)
+	// A power of two, so that buffers of similar messages are
+	// interchangeable (a response's and its stdio line's).
+	return make([]byte, 0, max(512, 1<<bits.Len(uint(n-1))))
 }
 
 // Recycle hands back a response's buffer (Reply.Msg) once the transport has
