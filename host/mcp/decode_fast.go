@@ -451,6 +451,11 @@ func (d *fastDecoder) raw() json.RawMessage {
 	return v
 }
 
+// maxSkipDepth keeps the fast path well below encoding/json's nesting
+// limit (10,000 for the whole message), which json.Valid applies to a
+// member value alone.
+const maxSkipDepth = 9000
+
 // skip moves past one value by its structure alone (strings, nesting);
 // raw validates what it skipped.
 func (d *fastDecoder) skip() {
@@ -464,7 +469,10 @@ func (d *fastDecoder) skip() {
 			}
 			continue
 		case '{', '[':
-			depth++
+			if depth++; depth > maxSkipDepth {
+				d.fail() // near encoding/json's nesting limit: let it judge
+				return
+			}
 		case '}', ']':
 			if depth == 0 {
 				return // the end of the enclosing object: a scalar ended

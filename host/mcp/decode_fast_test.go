@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,6 +68,18 @@ var decodeFastCases = []struct {
 	{"bad raw", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"arguments":{"a":}}}`, false},
 	{"control byte", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\x01\"}", false},
 	{"bad escape", `{"jsonrpc":"2.0","id":1,"method":"x\q"}`, false},
+}
+
+// TestDecodeDeepNesting: a message nested beyond encoding/json's limit is
+// a parse error, even when the deep part is a member the fast path keeps
+// raw.
+func TestDecodeDeepNesting(t *testing.T) {
+	deep := strings.Repeat("[", 9999) + strings.Repeat("]", 9999)
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":` + deep + `}}}`
+	_, err := Decode([]byte(msg))
+	if err == nil || err.Code != CodeParseError {
+		t.Errorf("Decode = %v, want a parse error", err)
+	}
 }
 
 // TestDecodeFastMatchesGeneral checks that the fast path takes the shapes
