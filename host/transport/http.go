@@ -206,7 +206,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			writeError(w, http.StatusNotFound, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 			return
 		}
-		if v := r.Header.Get(HeaderProtocolVersion); v != "" && v != hs.s.Version() {
+		if v := r.Header.Get(keyProtocolVersion); v != "" && v != hs.s.Version() {
 			writeError(w, http.StatusBadRequest, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: MCP-Protocol-Version differs from the session's version."})
 			return
 		}
