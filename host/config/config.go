@@ -139,7 +139,8 @@ type HTTPGrant struct {
 type Limits struct {
 	Timeout          time.Duration `koanf:"timeout"`          // wall clock per call
 	MemoryPages      uint32        `koanf:"memoryPages"`      // 64 KiB pages per instance
-	Instances        int           `koanf:"instances"`        // concurrent instances (calls)
+	Instances        int           `koanf:"instances"`        // most instances (concurrent calls)
+	IdleTimeout      time.Duration `koanf:"idleTimeout"`      // close instances idle that long, down to one; 0 never
 	MaxRequestBytes  int           `koanf:"maxRequestBytes"`  // one request payload
 	MaxResponseBytes int           `koanf:"maxResponseBytes"` // one response payload
 	// QuarantineAfter is how many consecutive failures quarantine the
@@ -164,6 +165,7 @@ var defaultLimits = Limits{
 	Timeout:          5 * time.Second,
 	MemoryPages:      256,
 	Instances:        4,
+	IdleTimeout:      time.Minute,
 	MaxRequestBytes:  1 << 20,
 	MaxResponseBytes: 8 << 20,
 	QuarantineAfter:  5,
@@ -232,6 +234,7 @@ func pluginDefaults() map[string]any {
 		"limits.timeout":          defaultLimits.Timeout.String(),
 		"limits.memoryPages":      defaultLimits.MemoryPages,
 		"limits.instances":        defaultLimits.Instances,
+		"limits.idleTimeout":      defaultLimits.IdleTimeout.String(),
 		"limits.maxRequestBytes":  defaultLimits.MaxRequestBytes,
 		"limits.maxResponseBytes": defaultLimits.MaxResponseBytes,
 		"limits.quarantineAfter":  defaultLimits.QuarantineAfter,

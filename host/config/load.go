@@ -236,7 +236,7 @@ var schema = []string{
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",
 	"plugin.*.grants.config.*",
-	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances",
+	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances", "plugin.*.limits.idleTimeout",
 	"plugin.*.limits.maxRequestBytes", "plugin.*.limits.maxResponseBytes",
 	"plugin.*.limits.quarantineAfter",
 }

@@ -57,10 +57,15 @@ func PluginConfig(path string, s config.Plugin) plugin.Config {
 	if threshold == 0 {
 		threshold = math.MaxInt32 // never quarantine
 	}
+	idle := s.Limits.IdleTimeout
+	if idle == 0 {
+		idle = -1 // keep every instance
+	}
 	return plugin.Config{
-		Source:   path,
-		Engine:   s.Engine,
-		PoolSize: s.Limits.Instances,
+		Source:      path,
+		Engine:      s.Engine,
+		PoolSize:    s.Limits.Instances,
+		IdleTimeout: idle,
 		Limits: plugin.Limits{
 			Timeout:          s.Limits.Timeout,
 			MemoryPages:      s.Limits.MemoryPages,
