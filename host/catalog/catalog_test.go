@@ -502,3 +502,56 @@ func TestSwapHammer(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDeclaredMetadataIsChecked: the annotations and icons a manifest
+// declares are held to MCP's shapes like a provider's listed items, and a
+// plugin declaring bad ones is refused with the item named.
+func TestDeclaredMetadataIsChecked(t *testing.T) {
+	resource := func(annotations, icons string) abi.Manifest {
+		return abi.Manifest{Name: "m", Version: "1", ABI: abi.Major, Schemes: []string{"m"},
+			Resources: []abi.Resource{{URI: "m://doc", Name: "doc",
+				Annotations: rawOrNil(annotations), Icons: rawOrNil(icons)}}}
+	}
+	prompt := abi.Manifest{Name: "m", Version: "1", ABI: abi.Major,
+		Prompts: []abi.Prompt{{Name: "p", Icons: json.RawMessage(`[{"src":""}]`)}}}
+	tool := abi.Manifest{Name: "m", Version: "1", ABI: abi.Major,
+		Tools: []abi.Tool{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`), Annotations: json.RawMessage(`[1]`)}}}
+	template := abi.Manifest{Name: "m", Version: "1", ABI: abi.Major, Schemes: []string{"m"},
+		Templates: []abi.Template{{URITemplate: "m://{x}", Name: "x", Annotations: json.RawMessage(`{"priority":-1}`)}}}
+	tests := []struct {
+		name string
+		m    abi.Manifest
+		want string // "" accepts
+	}{
+		{"valid", resource(`{"audience":["user"],"priority":0.5,"lastModified":"2026-01-01T00:00:00Z"}`, `[{"src":"https://x/i.png","theme":"dark"}]`), ""},
+		{"null annotations", resource(`null`, ``), ""},
+		{"audience", resource(`{"audience":["robot"]}`, ``), `static resource "m://doc": invalid output: annotations.audience has "robot"`},
+		{"priority", resource(`{"priority":2}`, ``), "priority 2 outside 0..1"},
+		{"annotations not an object", resource(`"x"`, ``), `static resource "m://doc": annotations:`},
+		{"bad UTF-8", resource("{\"lastModified\":\"\xff\"}", ``), "UTF-8"},
+		{"icon without src", resource(``, `[{"mimeType":"image/png"}]`), "icon without src"},
+		{"icon theme", resource(``, `[{"src":"a","theme":"blue"}]`), `icon theme "blue"`},
+		{"icons not an array", resource(``, `{"src":"a"}`), `static resource "m://doc": icons:`},
+		{"prompt icon", prompt, `prompt "p": invalid output: icon without src`},
+		{"tool annotations", tool, `tool "t": inputSchema, outputSchema and annotations must be JSON objects`},
+		{"template priority", template, `template "m://{x}": invalid output: annotations.priority -1 outside 0..1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := catalog.NewSet([]catalog.Provider{&catalogtest.Provider{M: tt.m}}, catalog.Options{})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("got %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func rawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}

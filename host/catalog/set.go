@@ -177,11 +177,17 @@ func (s *Set) claim(p *provider) error {
 		if r.Name == "" {
 			return fmt.Errorf("static resource %q has no name", r.URI)
 		}
+		if err := checkDeclared(r.Annotations, r.Icons); err != nil {
+			return fmt.Errorf("static resource %q: %w", r.URI, err)
+		}
 	}
 	for i := range m.Templates {
 		t := &m.Templates[i]
 		if t.Name == "" {
 			return fmt.Errorf("template %q has no name", t.URITemplate)
+		}
+		if err := checkDeclared(t.Annotations, t.Icons); err != nil {
+			return fmt.Errorf("template %q: %w", t.URITemplate, err)
 		}
 		tmpl, err := uritemplate.New(t.URITemplate)
 		if err != nil {
@@ -213,6 +219,9 @@ func (s *Set) claim(p *provider) error {
 		if other, ok := s.prompts[pr.Name]; ok {
 			return &ConflictError{Claim: "prompt", Value: pr.Name, Plugins: [2]string{other.owner.name, p.name}}
 		}
+		if err := checkDeclared(nil, pr.Icons); err != nil {
+			return fmt.Errorf("prompt %q: %w", pr.Name, err)
+		}
 		for _, c := range pr.Complete {
 			if !slices.ContainsFunc(pr.Arguments, func(a abi.PromptArgument) bool { return a.Name == c }) {
 				return fmt.Errorf("prompt %q: completable argument %q is not an argument", pr.Name, c)
@@ -232,6 +241,14 @@ func (s *Set) claim(p *provider) error {
 		}
 		if !isObject(t.InputSchema) || len(t.InputSchema) == 0 {
 			return fmt.Errorf("tool %q: inputSchema must be a JSON object", t.Name)
+		}
+		if err := checkDeclared(nil, t.Icons); err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		for _, raw := range []json.RawMessage{t.InputSchema, t.OutputSchema, t.Annotations} {
+			if len(raw) > 0 && !isObject(raw) {
+				return fmt.Errorf("tool %q: inputSchema, outputSchema and annotations must be JSON objects", t.Name)
+			}
 		}
 		hs, err := paramHeaders(t.InputSchema)
 		if err != nil {

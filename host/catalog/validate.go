@@ -219,3 +219,31 @@ func validURI(uri string) bool {
 	_, err := ValidateURI(uri)
 	return err == nil
 }
+
+// checkDeclared checks the annotations and icons a manifest declares for
+// a listed item against MCP's shapes, as a provider's listed items are
+// checked (a manifest is provider output too). Either may be absent.
+func checkDeclared(rawAnnotations, rawIcons json.RawMessage) error {
+	if len(rawAnnotations) > 0 {
+		var a *annotations
+		d := &jdec{b: rawAnnotations}
+		d.annotations(&a)
+		if err := d.end(); err != nil {
+			return fmt.Errorf("annotations: %w", err)
+		}
+		if err := checkAnnotations(a); err != nil {
+			return err
+		}
+	}
+	if len(rawIcons) > 0 {
+		d := &jdec{b: rawIcons}
+		icons := slice(d, nil, "icons", d.icon)
+		if err := d.end(); err != nil {
+			return fmt.Errorf("icons: %w", err)
+		}
+		if err := checkIcons(icons); err != nil {
+			return err
+		}
+	}
+	return nil
+}

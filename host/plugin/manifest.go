@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -21,6 +22,11 @@ var (
 // capability names are reported in unknown and dropped, so that a guest
 // built for a newer minor still loads.
 func parseManifest(b []byte) (m *abi.Manifest, unknown []string, err error) {
+	// encoding/json would replace bad bytes in strings but keep them in the
+	// raw members (schemas, annotations, icons) that clients receive.
+	if !utf8.Valid(b) {
+		return nil, nil, errors.New("manifest: not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	m = new(abi.Manifest)
 	if err := dec.Decode(m); err != nil {

@@ -410,6 +410,7 @@ func TestManifestValidation(t *testing.T) {
 		{"tool schema", `{"name":"a","abi":1,"tools":[{"name":"t"}]}`, "no inputSchema"},
 		{"long name", `{"name":"` + strings.Repeat("a", 65) + `","abi":1}`, "does not match"},
 		{"not json", `nope`, "manifest"},
+		{"bad UTF-8 in a raw member", "{\"name\":\"a\",\"abi\":1,\"tools\":[{\"name\":\"t\",\"inputSchema\":{\"description\":\"\xff\"}}]}", "not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
