@@ -92,14 +92,10 @@ type wazeroEngine struct {
 }
 
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
+	// The rewrite's decoder is the first gate: wazero never sees a module
+	// it refused (nor allocates what a forged count announces).
 	instrumented, _, err := interrupt.Instrument(wasm)
 	if err != nil {
-		// A module wazero refuses anyway gets wazero's explanation.
-		cm, cerr := e.r.CompileModule(ctx, wasm)
-		if cerr != nil {
-			return nil, cerr
-		}
-		_ = cm.Close(ctx)
 		return nil, err
 	}
 	cm, err := e.r.CompileModule(ctx, instrumented)

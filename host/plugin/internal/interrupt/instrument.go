@@ -607,17 +607,27 @@ func (m *module) emit(out []byte) ([]byte, error) {
 	out = append(out, header...)
 	sawMemory := m.hasMemory
 	var sawGlobal, sawExport bool
-	for _, s := range m.sections {
-		if s.id != secCustom {
-			if rank[s.id] > rank[secMemory] && !sawMemory {
+	// Sections the module lacks go before the first section that must
+	// follow them, or before the trailing custom sections, which stay last.
+	trailing := len(m.sections)
+	for trailing > 0 && m.sections[trailing-1].id == secCustom {
+		trailing--
+	}
+	for i, s := range m.sections {
+		if s.id != secCustom || i == trailing {
+			rk := rank[s.id]
+			if i == trailing {
+				rk = len(rank) + 1
+			}
+			if rk > rank[secMemory] && !sawMemory {
 				out = appendSection(out, secMemory, noMemory)
 				sawMemory = true
 			}
-			if rank[s.id] > rank[secGlobal] && !sawGlobal {
+			if rk > rank[secGlobal] && !sawGlobal {
 				out = appendSection(out, secGlobal, m.globalSection(nil))
 				sawGlobal = true
 			}
-			if rank[s.id] > rank[secExport] && !sawExport {
+			if rk > rank[secExport] && !sawExport {
 				out = appendSection(out, secExport, m.exportSection(nil))
 				sawExport = true
 			}
