@@ -94,9 +94,10 @@ func BenchmarkPoolScaling(b *testing.B) {
 // BenchmarkFixtureCall is one call at a time to the benchmark fixture
 // plugin (a Go guest on the guest SDK) on a warm pool of one: what the
 // Wasm rows of `make bench` pay per request inside the plugin runtime.
-// Under WithCloseOnContextDone every loop iteration and function entry of
-// the guest exits to the host (docs/performance.md), so this is the
-// figure the SDK's hot paths are tuned against.
+// Every loop iteration and function entry of the guest checks the
+// interrupt flag (docs/engines.md), once an exit to the host under
+// WithCloseOnContextDone; this is the figure the SDK's hot paths are
+// tuned against.
 func BenchmarkFixtureCall(b *testing.B) {
 	wasm, err := os.ReadFile(filepath.Join("..", "..", "build", "bench", "plugins", "bfx000.wasm"))
 	if err != nil {
