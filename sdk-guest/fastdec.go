@@ -7,10 +7,10 @@ import (
 )
 
 // Fast request decoding. encoding/json decodes a request by reflection,
-// through a great many function calls; a Go guest pays for each function
-// entry and loop iteration when the host enforces call deadlines (wazero's
-// WithCloseOnContextDone), which made decoding the largest part of a small
-// call. The host sends requests in one plain shape (json.Marshal of the
+// through a great many function calls, and in a Go guest every function
+// entry and loop iteration costs more than natively (the host checks its
+// interrupt flag there, and wazero once left native code for Go at each of
+// them), which made decoding the largest part of a small call. The host sends requests in one plain shape (json.Marshal of the
 // abi types), so these decoders read exactly that shape: known keys,
 // strings without escapes or non-ASCII bytes, string maps and arrays, and
 // an empty clientCapabilities object. Anything else — an escape, a number,

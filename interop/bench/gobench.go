@@ -89,7 +89,8 @@ func rowOverhead(ctx context.Context, o options, t *table) error {
 	t.row("Extism go-sdk v1.7.1 + go-pdk v1.1.3, no timeout", fmtDur(nsDur(en)), fmtRatio(c/en))
 	t.note("Both guests are Go (`GOOS=wasip1`, `-buildmode=c-shared`, `//go:wasmexport`) and answer their input unchanged: " +
 		"`host/plugin/testdata/echoguest` on corral's raw ABI, `interop/bench/extismguest` on Extism's PDK. " +
-		"With a timeout both hosts run wazero with `WithCloseOnContextDone`.")
+		"With a timeout Extism runs wazero with `WithCloseOnContextDone` (an exit to Go on every loop iteration); " +
+		"corral always has a deadline and stops a guest with the interrupt flag its rewrite compiles into the module (docs/engines.md).")
 	return nil
 }
 
