@@ -161,7 +161,10 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg InstanceConfig) (Ins
 		WithSysNanotime().
 		WithNanosleep(irq.sleep).
 		WithRandSource(rand.Reader)
-	mod, err := m.r.InstantiateModule(ctx, m.cm, mc)
+	// Linear memories outside the Go heap where the platform allows
+	// (mmapmem_linux.go): the collector does not pace against them, and
+	// their pages return to the system when the instance closes.
+	mod, err := m.r.InstantiateModule(withLinearMemory(ctx), m.cm, mc)
 	if err != nil {
 		return nil, err
 	}

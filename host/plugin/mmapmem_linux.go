@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"context"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -19,9 +20,19 @@ import (
 // system only after a collection. The reserved address never changes, so
 // growth copies nothing.
 //
-// It is wired per instantiation with experimental.WithMemoryAllocator on
-// the context given to wazero's InstantiateModule.
+// withLinearMemory wires it into every instantiation: wazero takes the
+// allocator from the context given to InstantiateModule.
 type mmapAllocator struct{}
+
+// withLinearMemory returns ctx carrying the allocator for the linear
+// memories of the module instantiated with it.
+func withLinearMemory(ctx context.Context) context.Context {
+	return experimental.WithMemoryAllocator(ctx, linearMemoryAllocator)
+}
+
+// linearMemoryAllocator is the allocator withLinearMemory wires (a
+// variable so that a test can count what it allocates).
+var linearMemoryAllocator experimental.MemoryAllocator = mmapAllocator{}
 
 // Allocate implements experimental.MemoryAllocator. When the kernel
 // refuses the reservation the memory lives in the Go heap instead (wazero

@@ -66,8 +66,10 @@ func TestLinearMemories(t *testing.T) {
 	}
 }
 
-// TestMmapAllocatorInstance runs guests on mmap-backed memories: a Go-free
-// fixture that grows its memory to the limit, and the canned resource.
+// TestMmapAllocatorInstance: every wazero instance gets its memory from the
+// allocator withLinearMemory wires, and guests run on mmap-backed memories:
+// a Go-free fixture that grows its memory to the limit, and the canned
+// resource.
 func TestMmapAllocatorInstance(t *testing.T) {
 	tests := []struct {
 		fixture string
@@ -90,7 +92,9 @@ func TestMmapAllocatorInstance(t *testing.T) {
 				n.Add(1)
 				return mmapAllocator{}.Allocate(capacity, maxBytes)
 			})
-			in, err := p.newInstance(experimental.WithMemoryAllocator(context.Background(), counting))
+			linearMemoryAllocator = counting
+			defer func() { linearMemoryAllocator = mmapAllocator{} }()
+			in, err := p.newInstance(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
