@@ -209,10 +209,13 @@ func rowScaling(ctx context.Context, o options, t *table) error {
 	}
 	rs = nil
 
-	// One more instance of a Go guest: one plugin with 1 and with 8
-	// instances, all of them used by 8 clients, then idle.
-	var per []float64
-	var rss [2]int64
+	// One more instance of a Go guest: one plugin allowed 1 and 8
+	// instances, used by 8 clients, then idle. The pool grows on demand,
+	// so the instances actually live are read from the server's metrics.
+	var (
+		rss  [2]int64
+		live [2]int
+	)
 	for i, inst := range []int{1, 8} {
 		p, _, err := startFleet(ctx, o, fmt.Sprintf("inst%d", inst), 1, 100, inst)
 		if err != nil {
@@ -221,6 +224,9 @@ func rowScaling(ctx context.Context, o options, t *table) error {
 		lr := load(ctx, p.url, []call{callRead}, 8, o.warm, 2*o.dur)
 		time.Sleep(500 * time.Millisecond)
 		rss[i], err = rssKiB(p.pid())
+		if err == nil {
+			live[i], err = liveInstances(ctx, strings.TrimSuffix(p.url, "/mcp")+"/metrics")
+		}
 		p.stop()
 		if err != nil {
 			return err
@@ -229,8 +235,47 @@ func rowScaling(ctx context.Context, o options, t *table) error {
 			return fmt.Errorf("instances %d: %v", inst, lr.firstErr)
 		}
 	}
-	per = append(per, float64(rss[1]-rss[0])/7)
+	if live[1] <= live[0] {
+		t.note(fmt.Sprintf("Memory of one more Go-guest instance: not measured (the pool allowed 8 instances but %d were live).", live[1]))
+		return nil
+	}
+	per := float64(rss[1]-rss[0]) / float64(live[1]-live[0])
 	t.note(fmt.Sprintf("Memory of one more Go-guest instance (fixture plugin, warm): %s "+
-		"(RSS %s with 8 instances − %s with 1, ÷ 7).", fmtMiB(int64(median(per))), fmtMiB(rss[1]), fmtMiB(rss[0])))
+		"(RSS %s with %d live instances − %s with %d, ÷ %d; `corral_plugin_instances` from /metrics).",
+		fmtMiB(int64(per)), fmtMiB(rss[1]), live[1], fmtMiB(rss[0]), live[0], live[1]-live[0]))
 	return nil
+}
+
+// liveInstances sums the corral_plugin_instances gauge of a server's
+// Prometheus endpoint.
+func liveInstances(ctx context.Context, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return 0, fmt.Errorf("metrics: %w", err)
+	}
+	total, found := 0, false
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if !strings.HasPrefix(line, "corral_plugin_instances{") {
+			continue
+		}
+		var v float64
+		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err != nil {
+			return 0, fmt.Errorf("metrics: %q: %w", line, err)
+		}
+		total += int(v)
+		found = true
+	}
+	if !found {
+		return 0, fmt.Errorf("metrics: no corral_plugin_instances at %s", url)
+	}
+	return total, nil
 }
