@@ -195,7 +195,7 @@ func rowScaling(ctx context.Context, o options, t *table) error {
 			return fmt.Errorf("%d plugins: read errors under load: %v", r.n, lr.firstErr)
 		}
 	}
-	t.section("5. Scaling: plugins of 1,000 resources each (2 instances each)",
+	t.section("5. Scaling: plugins of 1,000 resources each (up to 2 instances each)",
 		"plugins", "list pages", "first page p50 / p99", "last page p50 / p99", "RSS idle", "RSS peak under load (8 clients reading every plugin)", "time to ready")
 	for _, r := range rs {
 		t.row(fmt.Sprint(r.n), fmt.Sprint(r.pages), fmtDur(median(r.f50))+" / "+fmtDur(median(r.f99)),
