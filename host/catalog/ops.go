@@ -27,20 +27,22 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		return nil, err
 	}
 	pr, ok := s.schemes[scheme]
-	if !ok || !uriVisible(s.view(p), pr, uri) {
-		// Hidden answers exactly like missing: no oracle.
+	if !ok {
 		return nil, notFound(uri)
 	}
+	// One template match serves both the policy and the provider.
+	t, vals := pr.matchTemplate(uri)
 	req := abi.ReadResourceRequest{URI: uri, Principal: p}
-	for _, t := range pr.templates {
-		if vals := t.tmpl.Match(uri); vals != nil {
-			req.Template = t.raw
-			req.Variables = make(map[string]string, len(vals))
-			for k, v := range vals {
-				req.Variables[k] = v.String()
-			}
-			break
+	if t != nil {
+		req.Template = t.raw
+		req.Variables = make(map[string]string, len(vals))
+		for k, v := range vals {
+			req.Variables[k] = v.String()
 		}
+	}
+	if !s.view(p).Resource(pr.name, scheme, req.Template, uri) {
+		// Hidden answers exactly like missing: no oracle.
+		return nil, notFound(uri)
 	}
 	digest := lazyDigest(p, abi.OpReadResource, uri, nil)
 	if req.Input, err = s.prepareInput(ctx, pr, digest); err != nil {
