@@ -533,7 +533,7 @@ func TestDeclaredMetadataIsChecked(t *testing.T) {
 		{"icon theme", resource(``, `[{"src":"a","theme":"blue"}]`), `icon theme "blue"`},
 		{"icons not an array", resource(``, `{"src":"a"}`), `static resource "m://doc": icons:`},
 		{"prompt icon", prompt, `prompt "p": invalid output: icon without src`},
-		{"tool annotations", tool, `tool "t": inputSchema, outputSchema and annotations must be JSON objects`},
+		{"tool annotations", tool, `tool "t": outputSchema and annotations must be JSON objects`},
 		{"template priority", template, `template "m://{x}": invalid output: annotations.priority -1 outside 0..1`},
 	}
 	for _, tt := range tests {

@@ -245,9 +245,9 @@ func (s *Set) claim(p *provider) error {
 		if err := checkDeclared(nil, t.Icons); err != nil {
 			return fmt.Errorf("tool %q: %w", t.Name, err)
 		}
-		for _, raw := range []json.RawMessage{t.InputSchema, t.OutputSchema, t.Annotations} {
+		for _, raw := range []json.RawMessage{t.OutputSchema, t.Annotations} {
 			if len(raw) > 0 && !isObject(raw) {
-				return fmt.Errorf("tool %q: inputSchema, outputSchema and annotations must be JSON objects", t.Name)
+				return fmt.Errorf("tool %q: outputSchema and annotations must be JSON objects", t.Name)
 			}
 		}
 		hs, err := paramHeaders(t.InputSchema)
