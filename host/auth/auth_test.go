@@ -127,6 +127,58 @@ func TestJWT(t *testing.T) {
 	}
 }
 
+// TestJWTCrit: a crit header (RFC 7515 §4.1.11) names extensions the
+// verifier must understand; corral understands none, so every token that
+// carries one is refused, validly signed or not, with the reason named.
+func TestJWTCrit(t *testing.T) {
+	a, err := New(Options{JWT: &JWTConfig{HMACSecret: hmacSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tests := []struct {
+		name   string
+		header map[string]any // added to the signed header; nil: none
+		want   string         // "" accepted, else a piece of the error
+	}{
+		{"no crit", nil, ""},
+		{"other unknown header, not critical", map[string]any{"x-note": "hi"}, ""},
+		{"unknown extension", map[string]any{"crit": []any{"exp"}, "exp": 1}, `unsupported extension "exp"`},
+		{"b64 extension", map[string]any{"crit": []any{"b64"}, "b64": false}, `unsupported extension "b64"`},
+		{"listed but absent", map[string]any{"crit": []any{"x-ext"}}, `unsupported extension "x-ext"`},
+		{"empty array", map[string]any{"crit": []any{}}, "crit header is empty"},
+		{"a string", map[string]any{"crit": "x-ext", "x-ext": 1}, "not an array"},
+		{"null", map[string]any{"crit": nil}, "not an array"},
+		{"an object", map[string]any{"crit": map[string]any{"x-ext": true}}, "not an array"},
+		{"a number member", map[string]any{"crit": []any{7}}, "non-name"},
+		{"an empty name", map[string]any{"crit": []any{""}}, "non-name"},
+		{"standard alg", map[string]any{"crit": []any{"alg"}}, `standard parameter "alg"`},
+		{"standard kid after an extension", map[string]any{"crit": []any{"x-ext", "kid"}, "x-ext": 1, "kid": "k"}, `standard parameter "kid"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "alice", "exp": now.Add(time.Hour).Unix()})
+			for k, v := range tt.header {
+				tok.Header[k] = v
+			}
+			s, err := tok.SignedString(hmacSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Token(s)
+			if tt.want == "" {
+				if err != nil || got.ID != "alice" {
+					t.Fatalf("Token = %v, %v; want alice", got, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Token = %v, %v; want ErrInvalidToken with %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
 func TestStaticTokensAndAnonymous(t *testing.T) {
 	anon := abi.Principal{ID: "visitor", Groups: []string{"public"}}
 	tests := []struct {

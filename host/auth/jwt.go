@@ -181,8 +181,45 @@ func ecKey(k jwk) (*ecdsa.PublicKey, error) {
 	return pub, nil
 }
 
-// key finds the verification key for a token's header.
+// jwsHeaders are the header parameters RFC 7515 §4.1 defines; a crit
+// header must not list them (§4.1.11).
+var jwsHeaders = []string{"alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit"}
+
+// checkCrit enforces RFC 7515 §4.1.11. corral understands no header
+// extension, so a token whose crit header is present is refused: a
+// well-formed one names an extension the verifier cannot honour, and a
+// malformed one (not an array, empty, a non-string member, a standard
+// parameter) is invalid on its own.
+func checkCrit(h map[string]any) error {
+	c, ok := h["crit"]
+	if !ok {
+		return nil
+	}
+	list, ok := c.([]any)
+	switch {
+	case !ok:
+		return fmt.Errorf("auth: jwt: crit header is not an array")
+	case len(list) == 0:
+		return fmt.Errorf("auth: jwt: crit header is empty")
+	}
+	for _, x := range list {
+		name, ok := x.(string)
+		switch {
+		case !ok || name == "":
+			return fmt.Errorf("auth: jwt: crit header holds a non-name")
+		case slices.Contains(jwsHeaders, name):
+			return fmt.Errorf("auth: jwt: crit header lists the standard parameter %q", name)
+		}
+	}
+	return fmt.Errorf("auth: jwt: crit header names the unsupported extension %q", list[0])
+}
+
+// key finds the verification key for a token's header, after refusing a
+// header that demands an extension (crit).
 func (v *jwtVerifier) key(t *jwt.Token) (any, error) {
+	if err := checkCrit(t.Header); err != nil {
+		return nil, err
+	}
 	kid, _ := t.Header["kid"].(string)
 	switch t.Method.Alg() {
 	case "HS256":
