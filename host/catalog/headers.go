@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/corral-mcp/corral/abi"
 )
 
 // ParamHeader is a tool argument that clients mirror into an HTTP header
@@ -18,8 +20,16 @@ type ParamHeader struct {
 }
 
 // ToolParamHeaders returns the mirrored arguments of the named tool, in a
-// stable order; nil when it has none or does not exist.
-func (s *Set) ToolParamHeaders(name string) []ParamHeader { return s.toolHeaders[name] }
+// stable order, and whether p may see the tool. For a tool p may not see
+// it returns nil and false, as for one that does not exist: its headers
+// must not be checked, or the check would tell p that the tool exists.
+func (s *Set) ToolParamHeaders(p abi.Principal, name string) ([]ParamHeader, bool) {
+	pr, ok := s.tools[name]
+	if !ok || !s.view(p).Tool(pr.name, name) {
+		return nil, false
+	}
+	return s.toolHeaders[name], true
+}
 
 // paramHeaders reads the x-mcp-header annotations of a tool's inputSchema.
 // An annotation that clients would reject (empty, not an HTTP token, on a

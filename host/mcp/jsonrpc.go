@@ -107,14 +107,6 @@ func (m *Message) HeaderName() (name string, ok bool) {
 	return "", false
 }
 
-// ToolArguments returns the raw arguments object of a tools/call, or nil.
-func (m *Message) ToolArguments() json.RawMessage {
-	if m.Method != "tools/call" {
-		return nil
-	}
-	return m.p.Arguments
-}
-
 // CancelledID returns the requestId of a notifications/cancelled message,
 // raw as the client wrote it, or nil.
 func (m *Message) CancelledID() json.RawMessage {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -104,6 +105,11 @@ type Request struct {
 	// and log messages (its _meta logLevel, or the legacy session's
 	// level), which providers emit through catalog.SinkFrom.
 	Notify func(msg []byte) error
+	// Header, when set, holds the HTTP headers of a modern request. A
+	// tools/call checks its Mcp-Param-* headers against the arguments
+	// they mirror, after the visibility check: a tool the principal may
+	// not see answers exactly like a missing one, whatever its headers.
+	Header http.Header
 }
 
 // Reply is the outcome of serving one message.
@@ -305,7 +311,7 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	case "prompts/get":
 		return s.getPrompt(ctx, set, p, m, e)
 	case "tools/call":
-		return s.callTool(ctx, set, p, m, e)
+		return s.callTool(ctx, set, p, m, e, req.Header)
 	default: // completion/complete
 		if s.opts.AllowCompletion != nil && !s.opts.AllowCompletion(p) {
 			return nil, errRateLimited
@@ -319,15 +325,6 @@ func (s *Server) current() *catalog.Set {
 		return nil
 	}
 	return s.cat.Current()
-}
-
-// ToolParamHeaders returns the arguments of tool that HTTP clients mirror
-// into Mcp-Param-* headers, for the transport to check against the body.
-func (s *Server) ToolParamHeaders(tool string) []catalog.ParamHeader {
-	if set := s.current(); set != nil {
-		return set.ToolParamHeaders(tool)
-	}
-	return nil
 }
 
 // paramsProblem describes a params decoding failure without echoing input.
@@ -611,7 +608,7 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 	return s.spliced(m, e, raw)
 }
 
-func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era) ([]byte, *Error) {
+func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era, h http.Header) ([]byte, *Error) {
 	if m.p.Name == "" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: name is required."}
 	}
@@ -621,6 +618,15 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal
 	}
 	if len(args) > 0 && args[0] != '{' {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object."}
+	}
+	if h != nil && e == eraModern {
+		// Only a visible tool's headers are checked; a hidden one goes on
+		// to CallTool, which answers it as unknown.
+		if params, visible := set.ToolParamHeaders(p, m.p.Name); visible {
+			if herr := checkParamHeaders(h, args, params); herr != nil {
+				return nil, herr
+			}
+		}
 	}
 	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
 		return set.CallTool(ctx, p, m.p.Name, args)

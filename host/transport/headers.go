@@ -1,17 +1,11 @@
 package transport
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/mcp"
 )
 
@@ -31,44 +25,16 @@ var (
 	keyName            = http.CanonicalHeaderKey(HeaderName)
 )
 
-var (
-	errBadBase64   = errors.New("transport: invalid base64 in header value")
-	errBadHeaderCh = errors.New("transport: header value has characters outside visible ASCII")
-)
-
-// DecodeHeaderValue decodes one MCP header value: surrounding whitespace is
-// dropped, and a value of the form =?base64?<standard base64>?= is decoded
-// to the UTF-8 text it carries. A plain value must be printable ASCII; an
-// encoded value must be valid base64 of valid UTF-8.
-func DecodeHeaderValue(v string) (string, error) {
-	v = strings.Trim(v, " \t")
-	const pre, suf = "=?base64?", "?="
-	if len(v) >= len(pre)+len(suf) && strings.HasPrefix(v, pre) && strings.HasSuffix(v, suf) {
-		b, err := base64.StdEncoding.Strict().DecodeString(v[len(pre) : len(v)-len(suf)])
-		if err != nil || !utf8.Valid(b) {
-			return "", errBadBase64
-		}
-		return string(b), nil
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < 0x20 || c > 0x7e {
-			return "", errBadHeaderCh
-		}
-	}
-	return v, nil
-}
-
 // checkHeaders validates a modern request's headers against its body
 // (notifications are not checked: their headers are not defined):
 // MCP-Protocol-Version equals _meta's version, Mcp-Method equals the method
 // (requests only), Mcp-Name equals params.name or params.uri where the
-// method has one, and the Mcp-Param-* headers of a tools/call match the
-// arguments they mirror (params). It returns the -32020 error to send, or
-// nil.
-func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *mcp.Error {
-	mismatch := func(msg string) *mcp.Error {
-		return &mcp.Error{Code: mcp.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
-	}
+// method has one. It returns the -32020 error to send, or nil. None of
+// these depends on what the caller may see; the Mcp-Param-* headers, which
+// do, are checked by the server once the tool is known to be visible
+// (mcp.Request.Header).
+func checkHeaders(h http.Header, m *mcp.Message) *mcp.Error {
+	mismatch := mcp.HeaderMismatch
 	check := func(name, key, want string) *mcp.Error {
 		vals := h[key]
 		if len(vals) == 0 {
@@ -77,7 +43,7 @@ func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *
 		if len(vals) > 1 {
 			return mismatch(name + " header must appear once.")
 		}
-		got, err := DecodeHeaderValue(vals[0])
+		got, err := mcp.DecodeHeaderValue(vals[0])
 		if err != nil {
 			return mismatch(name + " header value is malformed.")
 		}
@@ -100,64 +66,7 @@ func checkHeaders(h http.Header, m *mcp.Message, params []catalog.ParamHeader) *
 			return e
 		}
 	}
-	return checkParamHeaders(h, m.ToolArguments(), params, mismatch)
-}
-
-// HeaderParamPrefix starts the headers that mirror tool arguments.
-const HeaderParamPrefix = "Mcp-Param-"
-
-// checkParamHeaders checks the Mcp-Param-* headers of a tools/call against
-// the arguments they mirror: an argument present in the body (and not
-// null) needs its header, once, equal to it after decoding; integers
-// compare numerically, booleans as true/false.
-func checkParamHeaders(h http.Header, args json.RawMessage, params []catalog.ParamHeader, mismatch func(string) *mcp.Error) *mcp.Error {
-	if len(params) == 0 {
-		return nil
-	}
-	var body map[string]json.RawMessage
-	if len(args) > 0 && json.Unmarshal(args, &body) != nil {
-		return nil // the arguments are invalid; the method answers that
-	}
-	for _, p := range params {
-		raw, ok := body[p.Param]
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		name := HeaderParamPrefix + p.Header
-		vals := h.Values(name)
-		if len(vals) != 1 {
-			return mismatch(name + " header must appear once when " + p.Param + " is in the arguments.")
-		}
-		got, err := DecodeHeaderValue(vals[0])
-		if err != nil {
-			return mismatch(name + " header value is malformed.")
-		}
-		if !paramEqual(p.Type, raw, got) {
-			return mismatch(name + " header does not match the request body.")
-		}
-	}
 	return nil
-}
-
-// paramEqual compares a mirrored header value with the JSON argument.
-func paramEqual(typ string, raw json.RawMessage, header string) bool {
-	switch typ {
-	case "string":
-		var s string
-		return json.Unmarshal(raw, &s) == nil && s == header
-	case "boolean":
-		var b bool
-		return json.Unmarshal(raw, &b) == nil && strconv.FormatBool(b) == header
-	case "integer":
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return false
-		}
-		a, err1 := strconv.ParseFloat(n.String(), 64)
-		b, err2 := strconv.ParseFloat(header, 64)
-		return err1 == nil && err2 == nil && a == b
-	}
-	return false
 }
 
 // hostAllowed reports whether host (a Host header, or the host of an

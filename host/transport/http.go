@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
-	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/mcp"
 )
 
@@ -182,15 +181,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	switch {
 	case m.Modern():
 		// Stateless: Mcp-Session-Id is ignored, never minted or echoed.
-		var params []catalog.ParamHeader
-		if m.Method == "tools/call" {
-			name, _ := m.HeaderName()
-			params = h.srv.ToolParamHeaders(name)
-		}
-		if herr := checkHeaders(r.Header, m, params); herr != nil {
+		if herr := checkHeaders(r.Header, m); herr != nil {
 			writeError(w, http.StatusBadRequest, m.ID, herr)
 			return
 		}
+		req.Header = r.Header // the Mcp-Param-* headers, checked after visibility
 	case m.Method == "initialize":
 		id, err := newSessionID()
 		if err != nil {

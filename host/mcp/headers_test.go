@@ -1,13 +1,58 @@
-package transport
+package mcp
 
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/corral-mcp/corral/host/catalog"
-	"github.com/corral-mcp/corral/host/mcp"
 )
+
+func TestDecodeHeaderValue(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"tools/list", "tools/list", true},
+		{"  padded\t", "padded", true},
+		{"=?base64?dGVzdDovL8O8?=", "test://ü", true},
+		{"=?base64?ICBzcGFjZWQgIA==?=", "  spaced  ", true},
+		{"=?base64?not*base64?=", "", false},
+		{"=?base64?/w==?=", "", false}, // not UTF-8
+		{"=?BASE64?eA==?=", "=?BASE64?eA==?=", true},
+		{"=?base64?eA==", "=?base64?eA==", true},
+		{"caf\xc3\xa9", "", false},
+		{"a\x7fb", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := DecodeHeaderValue(tt.in)
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Errorf("DecodeHeaderValue(%q) = %q, %v; want %q, ok %v", tt.in, got, err, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func FuzzDecodeHeaderValue(f *testing.F) {
+	for _, s := range []string{"tools/call", "=?base64?dGVzdA==?=", "=?base64?!!?=", " x ", "=?base64??="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, err := DecodeHeaderValue(v)
+		if err != nil {
+			return
+		}
+		if !strings.HasPrefix(strings.TrimSpace(v), "=?base64?") {
+			for i := 0; i < len(got); i++ {
+				if got[i] < 0x20 || got[i] > 0x7e {
+					t.Fatalf("plain value %q decoded to non-printable %q", v, got)
+				}
+			}
+		}
+	})
+}
 
 func TestCheckParamHeaders(t *testing.T) {
 	params := []catalog.ParamHeader{
@@ -15,7 +60,6 @@ func TestCheckParamHeaders(t *testing.T) {
 		{Header: "Priority", Param: "priority", Type: "integer"},
 		{Header: "Verbose", Param: "verbose", Type: "boolean"},
 	}
-	mismatch := func(msg string) *mcp.Error { return &mcp.Error{Code: mcp.CodeHeaderMismatch, Message: msg} }
 	tests := []struct {
 		name    string
 		args    string
@@ -41,7 +85,7 @@ func TestCheckParamHeaders(t *testing.T) {
 			for k, v := range tt.headers {
 				h.Add(k, v)
 			}
-			err := checkParamHeaders(h, json.RawMessage(tt.args), params, mismatch)
+			err := checkParamHeaders(h, json.RawMessage(tt.args), params)
 			if (err == nil) != tt.ok {
 				t.Fatalf("got %v, want ok=%v", err, tt.ok)
 			}
