@@ -231,6 +231,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: log, PrincipalFunc: auth.PrincipalOf,
+			Proxies: transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
 		})
 		mux := http.NewServeMux()
 		mux.Handle("/mcp", sec.authn.Middleware(httpHandler))

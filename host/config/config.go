@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,6 +49,40 @@ type HTTP struct {
 	AllowedHosts []string `koanf:"allowedHosts"`
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int64 `koanf:"maxBodyBytes"`
+	// TrustedProxies are the CIDR prefixes (or single addresses) of the
+	// reverse proxies whose forwarding header names the client address;
+	// empty trusts none and the client address is the TCP peer.
+	TrustedProxies []string `koanf:"trustedProxies"`
+	// ForwardedHeader is the header trusted proxies write the client
+	// address in: "X-Forwarded-For" or "Forwarded" (RFC 7239).
+	ForwardedHeader string `koanf:"forwardedHeader"`
+}
+
+// TrustedProxyPrefixes returns TrustedProxies parsed; validation
+// guarantees every entry parses.
+func (h HTTP) TrustedProxyPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range h.TrustedProxies {
+		if p, err := parseProxy(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parseProxy parses a CIDR prefix ("10.0.0.0/8", "fd00::/8") or a single
+// address ("192.0.2.7", a /32 or /128) into a masked prefix; an IPv4-mapped
+// IPv6 address becomes IPv4.
+func parseProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, fmt.Errorf("config: want a CIDR prefix or an IP address, got %q", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // Listen is a listener that has only an address.
@@ -193,20 +228,21 @@ func (p Plugin) Equal(q Plugin) bool { return reflect.DeepEqual(p, q) }
 // defaults returns the built-in values as a koanf map.
 func defaults() map[string]any {
 	m := map[string]any{
-		"http.addr":         "",
-		"http.maxBodyBytes": int64(4 << 20),
-		"ws.addr":           "",
-		"admin.addr":        "",
-		"log.level":         "info",
-		"log.format":        "auto",
-		"catalog.pageSize":  100,
-		"catalog.cursorKey": "",
-		"plugins.dir":       "",
-		"plugins.dataDir":   "",
-		"plugins.cacheDir":  defaultCacheDir(),
-		"plugins.engine":    EngineWazero,
-		"plugins.debounce":  "250ms",
-		"plugins.rescan":    "30s",
+		"http.addr":            "",
+		"http.maxBodyBytes":    int64(4 << 20),
+		"http.forwardedHeader": "X-Forwarded-For",
+		"ws.addr":              "",
+		"admin.addr":           "",
+		"log.level":            "info",
+		"log.format":           "auto",
+		"catalog.pageSize":     100,
+		"catalog.cursorKey":    "",
+		"plugins.dir":          "",
+		"plugins.dataDir":      "",
+		"plugins.cacheDir":     defaultCacheDir(),
+		"plugins.engine":       EngineWazero,
+		"plugins.debounce":     "250ms",
+		"plugins.rescan":       "30s",
 	}
 	authDefaults(m)
 	return m
@@ -259,6 +295,8 @@ func RestartKeys(old, new *Config) []string {
 	add("http.allowedOrigins", old.HTTP.AllowedOrigins, new.HTTP.AllowedOrigins)
 	add("http.allowedHosts", old.HTTP.AllowedHosts, new.HTTP.AllowedHosts)
 	add("http.maxBodyBytes", old.HTTP.MaxBodyBytes, new.HTTP.MaxBodyBytes)
+	add("http.trustedProxies", old.HTTP.TrustedProxies, new.HTTP.TrustedProxies)
+	add("http.forwardedHeader", old.HTTP.ForwardedHeader, new.HTTP.ForwardedHeader)
 	add("ws.addr", old.WS.Addr, new.WS.Addr)
 	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
 	add("log.format", old.Log.Format, new.Log.Format)

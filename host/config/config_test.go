@@ -133,6 +133,10 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"bad extension", "i.json", "{}", nil, []string{"unknown format"}},
 		{"cursor key", "j.yaml", "catalog:\n  cursorKey: zz\n", nil, []string{"j.yaml:2: catalog.cursorKey: must be hex"}},
 		{"scalar for table", "k.yaml", "http: 5\n", nil, []string{"k.yaml:1: http: must be a table"}},
+		{"trusted proxy", "l.yaml", "http:\n  trustedProxies: [10.0.0.0/8, proxy.example]\n", nil,
+			[]string{`l.yaml:2: http.trustedProxies: want a CIDR prefix (10.0.0.0/8) or an IP address, got "proxy.example"`}},
+		{"forwarded header", "m.yaml", "http:\n  forwardedHeader: X-Real-IP\n", nil,
+			[]string{`m.yaml:2: http.forwardedHeader: want X-Forwarded-For or Forwarded, got "X-Real-IP"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,6 +188,28 @@ func TestEnvList(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"http://a.test", "https://b.test"}, cfg.HTTP.AllowedOrigins); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+func TestTrustedProxyPrefixes(t *testing.T) {
+	cfg, err := Load(Source{Environ: []string{"CORRAL_HTTP_TRUSTED_PROXIES=10.1.2.3/8, 192.0.2.7,::ffff:192.0.2.8, fd00::/8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range cfg.HTTP.TrustedProxyPrefixes() {
+		got = append(got, p.String())
+	}
+	if diff := cmp.Diff([]string{"10.0.0.0/8", "192.0.2.7/32", "192.0.2.8/32", "fd00::/8"}, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if cfg.HTTP.ForwardedHeader != "X-Forwarded-For" {
+		t.Errorf("forwardedHeader default = %q", cfg.HTTP.ForwardedHeader)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "example.com", "fe80::1%eth0"} {
+		if _, err := Load(Source{Environ: []string{"CORRAL_HTTP_TRUSTED_PROXIES=" + bad}}); err == nil {
+			t.Errorf("trustedProxies %q accepted", bad)
+		}
 	}
 }
 

@@ -228,6 +228,7 @@ func splitList(s string) []string {
 // config value name).
 var schema = []string{
 	"http.addr", "http.allowedOrigins", "http.allowedHosts", "http.maxBodyBytes",
+	"http.trustedProxies", "http.forwardedHeader",
 	"ws.addr", "admin.addr",
 	"log.level", "log.format",
 	"catalog.pageSize", "catalog.cursorKey",
@@ -249,7 +250,7 @@ func init() {
 }
 
 // listKeys are the keys whose values are lists.
-var listKeys = map[string]bool{"http.allowedOrigins": true, "http.allowedHosts": true}
+var listKeys = map[string]bool{"http.allowedOrigins": true, "http.allowedHosts": true, "http.trustedProxies": true}
 
 // Keys returns every global key (not per-plugin ones) and its environment
 // variable, in schema order.

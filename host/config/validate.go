@@ -63,6 +63,16 @@ func validate(cfg *Config) []problem {
 	if cfg.HTTP.MaxBodyBytes <= 0 {
 		bad("http.maxBodyBytes", "must be positive, got %d", cfg.HTTP.MaxBodyBytes)
 	}
+	for _, p := range cfg.HTTP.TrustedProxies {
+		if _, err := parseProxy(p); err != nil {
+			bad("http.trustedProxies", "want a CIDR prefix (10.0.0.0/8) or an IP address, got %q", p)
+		}
+	}
+	switch cfg.HTTP.ForwardedHeader {
+	case "X-Forwarded-For", "Forwarded":
+	default:
+		bad("http.forwardedHeader", "want X-Forwarded-For or Forwarded, got %q", cfg.HTTP.ForwardedHeader)
+	}
 	switch cfg.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -52,6 +52,9 @@ type HTTPOptions struct {
 	// refuses the request with 401. A legacy session belongs to the
 	// principal that opened it; anyone else gets 404 for its id.
 	PrincipalFunc func(*http.Request) (abi.Principal, error)
+	// Proxies say which peers may name the client address that limits
+	// per address count (see ClientAddr); zero trusts none.
+	Proxies TrustedProxies
 	// Logger receives transport events; nil discards.
 	Logger *slog.Logger
 }
