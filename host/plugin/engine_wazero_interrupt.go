@@ -64,18 +64,20 @@ func (irq *interrupter) disarm() bool {
 }
 
 // sleep is the instance's WASI nanosleep (poll_oneoff on a clock): it
-// returns after ns, or as soon as the armed call's context is done, so
-// a sleeping guest wakes up to meet its flag instead of sleeping past
-// its deadline.
+// returns after ns, or as soon as the armed call's context is done. Woken
+// by the context, it raises the flag itself before returning (the
+// AfterFunc that also does may not have run yet), so the guest meets its
+// flag at its next check instead of running on past its deadline.
 func (irq *interrupter) sleep(ns int64) {
 	irq.mu.Lock()
-	done := irq.done
+	done, gen := irq.done, irq.gen
 	irq.mu.Unlock()
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-done: // nil between calls: only the timer
+		irq.fire(gen)
 	}
 }
 

@@ -47,11 +47,15 @@ func hostFuncs() []HostFunc {
 }
 
 // mustState returns the state of the running call; a host function called
-// outside any instance of ours traps.
+// outside any instance of ours, or after the call's deadline (a guest that
+// woke from a sleep at its deadline), traps.
 func mustState(ctx context.Context, fn string) *callState {
 	st := stateFrom(ctx)
 	if st == nil {
 		violate(fn, "no call in progress")
+	}
+	if ctx.Err() != nil {
+		violate(fn, "called after the call's deadline")
 	}
 	return st
 }
@@ -69,9 +73,10 @@ func guestBytes(fn string, mem Memory, ptr, n uint32) []byte {
 	return append([]byte(nil), b...)
 }
 
-// checkRange traps if [ptr, ptr+n) is outside memory.
+// checkRange traps if [ptr, ptr+n) is outside memory. A length of 0 is
+// valid whatever the pointer (ABI.md §5).
 func checkRange(fn string, mem Memory, ptr, n uint32) {
-	if uint64(ptr)+uint64(n) > uint64(mem.Size()) {
+	if n > 0 && uint64(ptr)+uint64(n) > uint64(mem.Size()) {
 		violate(fn, "range [%#x, +%d) is outside memory of %d bytes", ptr, n, mem.Size())
 	}
 }

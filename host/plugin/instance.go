@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -117,9 +118,7 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)
 	defer cancel()
 	cctx = context.WithValue(cctx, stateKey{}, st)
-	st.inCall = true
 	defer func() {
-		st.inCall = false
 		st.pending, st.hasPending = nil, false
 		st.result = nil
 	}()
@@ -129,7 +128,7 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 		size := max(n, 1024)
 		in.stack[0] = uint64(size)
 		if err := in.bufFn.Call(cctx, in.stack[:]); err != nil {
-			return nil, in.classify(ctx, cctx, err), fmt.Errorf("%s: %w", abi.ExportBuffer, err)
+			return nil, classify(ctx, cctx), fmt.Errorf("%s: %w", abi.ExportBuffer, err)
 		}
 		ptr := uint32(in.stack[0])
 		if ptr == 0 {
@@ -145,11 +144,20 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 	}
 
 	in.stack[0], in.stack[1] = uint64(op), uint64(n)
-	if err := in.callFn.Call(cctx, in.stack[:]); err != nil {
+	st.inCall = true
+	err := in.callFn.Call(cctx, in.stack[:])
+	st.inCall = false
+	if err != nil {
 		if st.oversize > 0 {
 			return nil, ClassOversize, fmt.Errorf("response of %d bytes is over the limit of %d", st.oversize, p.cfg.Limits.MaxResponseBytes)
 		}
-		return nil, in.classify(ctx, cctx, err), err
+		return nil, classify(ctx, cctx), err
+	}
+	// A guest woken from a sleep at its deadline may answer before any
+	// interrupt check runs (and wasmtime's sleep does not wake at all):
+	// whatever it answered, a call that ends past its deadline failed.
+	if expired(cctx) {
+		return nil, classify(ctx, cctx), fmt.Errorf("%s returned after its deadline: %w", abi.ExportCall, context.DeadlineExceeded)
 	}
 	if !st.resultSet {
 		return nil, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
@@ -182,14 +190,24 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 
 // classify names the failure of a wasm call: a deadline, the caller giving
 // up, or a trap.
-func (in *instance) classify(parent, cctx context.Context, err error) ErrorClass {
-	if cctx.Err() != nil {
-		if parent.Err() != nil {
+func classify(parent, cctx context.Context) ErrorClass {
+	if expired(cctx) {
+		if expired(parent) {
 			return ClassCanceled
 		}
 		return ClassTimeout
 	}
 	return ClassTrap
+}
+
+// expired reports whether ctx is done or its deadline has passed (the
+// context's own timer may not have fired yet).
+func expired(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // tailBuffer keeps the last max bytes written to it.

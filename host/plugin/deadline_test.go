@@ -1,0 +1,27 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// TestDeadlineAfterSleep: a guest that sleeps through WASI past its
+// deadline and answers right after waking (sleeper.wasm: no loop or call
+// between the sleep and set_result for an interrupt check to catch) never
+// succeeds; every read is a timeout. Before, the sleep woke at the
+// deadline and the answer was taken as a success.
+func TestDeadlineAfterSleep(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "sleeper", Config{PoolSize: 1, Limits: Limits{Timeout: 100 * time.Millisecond, FailureThreshold: 1000}})
+	for i := range 20 {
+		out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Class != ClassTimeout {
+			t.Fatalf("read %d: %q, %v; want a timeout", i, out, err)
+		}
+	}
+}
