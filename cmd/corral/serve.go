@@ -38,8 +38,8 @@ at /mcp plus /metrics, /healthz and /readyz on the same listener; --admin serves
 those three on their own listener (useful with stdio).
 
 Values come from defaults < the config file < CORRAL_* environment < flags; see
-docs/configuration.md. SIGINT or SIGTERM shuts down gracefully; a second one
-exits at once.`
+docs/configuration.md. SIGHUP reloads the configuration file, as a change to
+it does. SIGINT or SIGTERM shuts down gracefully; a second one exits at once.`
 
 // shutdownTimeout bounds the graceful shutdown.
 const shutdownTimeout = 10 * time.Second
@@ -105,6 +105,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	// SIGHUP reloads (see onHangup); caught from the start so that it
+	// never takes the default action, which is to exit.
+	hups := make(chan os.Signal, 1)
+	signal.Notify(hups, syscall.SIGHUP)
+	defer signal.Stop(hups)
 	go func() {
 		select {
 		case s := <-sigs:
@@ -273,16 +278,19 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	files.SetRoots(fileRoots(reg.Catalog().Current(), cfg))
 	bg.Add(1)
 	go func() { defer bg.Done(); files.Run(bgCtx) }()
+	var watcher *config.Watcher
 	if cfg.File != "" {
-		w := config.NewWatcher(src, cfg, config.WatchOptions{Logger: log, OnReload: func(_, n *config.Config) {
+		watcher = config.NewWatcher(src, cfg, config.WatchOptions{Logger: log, OnReload: func(_, n *config.Config) {
 			level.Set(parseLevel(n.Log.Level))
 			curCfg.Store(n)
 			reg.UpdateConfig(n)
 			files.SetRoots(fileRoots(reg.Catalog().Current(), n))
 		}})
 		bg.Add(1)
-		go func() { defer bg.Done(); w.Run(bgCtx) }()
+		go func() { defer bg.Done(); watcher.Run(bgCtx) }()
 	}
+	bg.Add(1)
+	go func() { defer bg.Done(); onHangup(bgCtx, hups, watcher, log) }()
 
 	if cfg.HTTP.Addr == "" && cfg.WS.Addr == "" {
 		// stdio: serve until stdin closes or a signal arrives.
@@ -316,6 +324,26 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}
 	log.Info("corral stopped")
 	return nil
+}
+
+// onHangup reloads the configuration file on every SIGHUP until ctx is
+// done, exactly as the file watcher does on a change: a file that fails to
+// load leaves the running configuration in force. Without a configuration
+// file (w nil) there is nothing to reload, and it says so.
+func onHangup(ctx context.Context, hups <-chan os.Signal, w *config.Watcher, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hups:
+			if w == nil {
+				log.Info("SIGHUP: no configuration file (--config); nothing to reload")
+				continue
+			}
+			log.Info("SIGHUP: reloading the configuration", "file", w.Current().File)
+			w.Reload()
+		}
+	}
 }
 
 // fileRoots returns the file roots granted to the plugins of set that

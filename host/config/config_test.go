@@ -262,6 +262,38 @@ func TestWatcherReload(t *testing.T) {
 	}
 }
 
+// TestWatcherReloadsOneAtATime: SIGHUP and a file event may reload at the
+// same moment; one change is applied once, not once per caller (without the
+// lock this failed in most runs of 300 rounds).
+func TestWatcherReloadsOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "corral.yaml", "log:\n  level: info\n")
+	src := Source{File: file, Environ: []string{}}
+	for round := range 300 {
+		writeFile(t, dir, "corral.yaml", "log:\n  level: info\n")
+		cfg, err := Load(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		calls := 0
+		w := NewWatcher(src, cfg, WatchOptions{OnReload: func(_, _ *Config) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+		}})
+		writeFile(t, dir, "corral.yaml", "log:\n  level: warn\n")
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() { w.Reload() })
+		}
+		wg.Wait()
+		if calls != 1 {
+			t.Fatalf("round %d: %d OnReload calls for one change, want 1", round, calls)
+		}
+	}
+}
+
 func TestWatcherSeesFileChange(t *testing.T) {
 	dir := t.TempDir()
 	file := writeFile(t, dir, "corral.yaml", "log:\n  level: info\n")

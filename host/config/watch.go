@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,7 @@ type Watcher struct {
 	log      *slog.Logger
 	debounce time.Duration
 	onReload func(old, new *Config)
+	reload   sync.Mutex // one Reload at a time (file events and SIGHUP)
 }
 
 // WatchOptions configure a Watcher.
@@ -94,10 +96,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 }
 
-// Reload loads the file again now. A configuration that fails to load or
-// validate is logged and the running one stays in force; the returned
-// error says why.
+// Reload loads the file again now; the server calls it on SIGHUP. A
+// configuration that fails to load or validate is logged and the running
+// one stays in force; the returned error says why. It is safe to call
+// while Run runs: reloads happen one at a time.
 func (w *Watcher) Reload() error {
+	w.reload.Lock()
+	defer w.reload.Unlock()
 	next, err := Load(w.src)
 	if err != nil {
 		w.log.Error("config reload failed; keeping the running configuration", "file", w.src.File, "err", err)
