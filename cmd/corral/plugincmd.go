@@ -85,7 +85,8 @@ func inspect(ctx context.Context, path string, data []byte) (*abi.Manifest, erro
 	if err != nil {
 		return nil, err
 	}
-	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine,
+		Compile: registry.CompileLimits(cfg.Plugins.Compile)})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
@@ -202,7 +203,8 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	if err != nil {
 		return []string{err.Error()}
 	}
-	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine})
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine,
+		Compile: registry.CompileLimits(cfg.Plugins.Compile)})
 	if err != nil {
 		return []string{"runtime: " + err.Error()}
 	}

@@ -137,7 +137,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
-		Logger: log, Observer: observer{m}, Notifier: hub,
+		Logger: log, Observer: observer{m}, Notifier: hub, Compile: registry.CompileLimits(cfg.Plugins.Compile),
 	})
 	if err != nil {
 		return fmt.Errorf("plugin runtime: %w", err)

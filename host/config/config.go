@@ -133,6 +133,19 @@ type Plugins struct {
 	Debounce time.Duration `koanf:"debounce"`
 	// Rescan is the period of the safety-net directory rescan.
 	Rescan time.Duration `koanf:"rescan"`
+	// Compile bounds plugin files before and while they are compiled.
+	Compile Compile `koanf:"compile"`
+}
+
+// Compile bounds what one plugin file may cost to compile. A zero value
+// takes corral's default (docs/configuration.md): the structural limits
+// are plugin.DefaultCompileLimits, sized from the bundled guests.
+type Compile struct {
+	MaxFileBytes     int    `koanf:"maxFileBytes"`     // the whole file
+	MaxFunctions     int    `koanf:"maxFunctions"`     // function bodies
+	MaxFunctionBytes int    `koanf:"maxFunctionBytes"` // one function body
+	MaxNesting       int    `koanf:"maxNesting"`       // blocks nested in one function
+	MaxLocals        uint64 `koanf:"maxLocals"`        // locals of one function
 }
 
 // Plugin is the operator's settings for one plugin, by manifest name.
@@ -243,6 +256,12 @@ func defaults() map[string]any {
 		"plugins.engine":       EngineWazero,
 		"plugins.debounce":     "250ms",
 		"plugins.rescan":       "30s",
+
+		"plugins.compile.maxFileBytes":     0,
+		"plugins.compile.maxFunctions":     0,
+		"plugins.compile.maxFunctionBytes": 0,
+		"plugins.compile.maxNesting":       0,
+		"plugins.compile.maxLocals":        0,
 	}
 	authDefaults(m)
 	return m
@@ -308,6 +327,7 @@ func RestartKeys(old, new *Config) []string {
 	add("plugins.engine", old.Plugins.Engine, new.Plugins.Engine)
 	add("plugins.debounce", old.Plugins.Debounce, new.Plugins.Debounce)
 	add("plugins.rescan", old.Plugins.Rescan, new.Plugins.Rescan)
+	add("plugins.compile", old.Plugins.Compile, new.Plugins.Compile)
 	add("auth", old.Auth, new.Auth)
 	add("policy", old.Policy, new.Policy)
 	return keys

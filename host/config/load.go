@@ -233,6 +233,8 @@ var schema = []string{
 	"log.level", "log.format",
 	"catalog.pageSize", "catalog.cursorKey",
 	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
+	"plugins.compile.maxFileBytes", "plugins.compile.maxFunctions", "plugins.compile.maxFunctionBytes",
+	"plugins.compile.maxNesting", "plugins.compile.maxLocals",
 	"plugin.*.enabled", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",

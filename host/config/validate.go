@@ -101,6 +101,14 @@ func validate(cfg *Config) []problem {
 	if r := cfg.Plugins.Rescan; r != 0 && r < 100*time.Millisecond {
 		bad("plugins.rescan", "must be 0 (off) or at least 100ms, got %v", r)
 	}
+	for key, v := range map[string]int{
+		"maxFileBytes": cfg.Plugins.Compile.MaxFileBytes, "maxFunctions": cfg.Plugins.Compile.MaxFunctions,
+		"maxFunctionBytes": cfg.Plugins.Compile.MaxFunctionBytes, "maxNesting": cfg.Plugins.Compile.MaxNesting,
+	} {
+		if v < 0 {
+			bad("plugins.compile."+key, "must not be negative (0 is the default), got %d", v)
+		}
+	}
 	if !slices.Contains(engines, cfg.Plugins.Engine) {
 		bad("plugins.engine", "unknown engine %q (known: %s)", cfg.Plugins.Engine, strings.Join(engines, ", "))
 	}

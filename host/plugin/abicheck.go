@@ -24,10 +24,18 @@ var importModuleRE = regexp.MustCompile(`^corral_v([0-9]+)$`)
 // wasiModule is the only other import module a guest may use.
 const wasiModule = "wasi_snapshot_preview1"
 
-// checkABI verifies that a compiled module has every export the ABI
-// requires with its exact signature, and imports only known functions. It
-// names everything wrong at once.
-func checkABI(cm CompiledModule, hostFuncs []HostFunc) error {
+// surface is what checkABI reads of a module: a decoded file (precheck)
+// or a compiled module.
+type surface interface {
+	Exports() map[string]Signature
+	Memories() []string
+	Imports() []Import
+}
+
+// checkABI verifies that a module has every export the ABI requires with
+// its exact signature, and imports only known functions. It names
+// everything wrong at once.
+func checkABI(cm surface, hostFuncs []HostFunc) error {
 	exports := cm.Exports()
 	if _, ok := exports[abi.ExportMarker]; !ok {
 		// Built for another major? Say so rather than "missing export".

@@ -316,9 +316,10 @@ func kitGoGuest(t *testing.T) {
 }
 
 // kitEveryFixture compiles and loads every fixture in testdata/wat, those
-// added after this kit included: each loads, or fails to load with a
-// classified *Error, and a loaded one answers (or fails) one call of each
-// operation without taking the runtime down.
+// added after this kit included: each loads, or is refused by Compile
+// (its decoded shape: the same check whatever the engine), or fails to
+// load with a classified *Error, and a loaded one answers (or fails) one
+// call of each operation without taking the runtime down.
 func kitEveryFixture(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "wat", "*.wasm"))
 	if err != nil || len(paths) == 0 {
@@ -329,6 +330,11 @@ func kitEveryFixture(t *testing.T) {
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".wasm")
 		t.Run(name, func(t *testing.T) {
+			m, err := e.rt.Compile(context.Background(), fixture(t, name))
+			if err != nil {
+				return // refused before compiling (TestCompileRefusesBeforeCompiling)
+			}
+			m.Close(context.Background())
 			p, err := e.tryLoad(t, name, Config{PoolSize: 1, Limits: Limits{Timeout: 200 * time.Millisecond}})
 			if err != nil {
 				var pe *Error

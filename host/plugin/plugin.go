@@ -58,7 +58,7 @@ type Plugin struct {
 	backoff     time.Duration
 }
 
-// Load checks a compiled module against the ABI, instantiates it once,
+// Load instantiates a compiled module (whose shape Compile checked) once,
 // asks it to describe itself with no capabilities, validates the manifest,
 // links the granted capabilities and starts the instance pool with that
 // one warm instance (more are created when calls wait; see pool.go).
@@ -80,9 +80,6 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	}
 	cm, err := m.compiledFor(ctx, engineKey{name: engine, pages: cfg.Limits.MemoryPages, fuel: cfg.Limits.Fuel})
 	if err != nil {
-		return nil, fail("%w", err)
-	}
-	if err := checkABI(cm, r.funcs); err != nil {
 		return nil, fail("%w", err)
 	}
 	p := &Plugin{

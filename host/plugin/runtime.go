@@ -46,6 +46,9 @@ type RuntimeConfig struct {
 	// NotifyQueue is the capacity of the notification queue (default
 	// 1024). When it is full, notifications are dropped and counted.
 	NotifyQueue int
+	// Compile bounds the files Compile accepts; zero fields take their
+	// DefaultCompileLimits value.
+	Compile CompileLimits
 }
 
 // Runtime compiles and loads plugins. One Runtime serves a process; it is
@@ -98,6 +101,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if cfg.NotifyQueue <= 0 {
 		cfg.NotifyQueue = 1024
 	}
+	cfg.Compile = cfg.Compile.withDefaults()
 	r := &Runtime{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -224,9 +228,14 @@ type Module struct {
 	compiled map[engineKey]CompiledModule
 }
 
-// Compile decodes, validates and compiles a plugin file, using and filling
-// the compilation cache.
+// Compile decodes a plugin file, checks it against the compile limits and
+// the ABI's exports and imports, then compiles it, using and filling the
+// compilation cache. A file refused by the checks costs a decode, never
+// a compile.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	if err := precheck(wasm, r.cfg.Compile, r.funcs); err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(wasm)
 	m := &Module{
 		rt:       r,

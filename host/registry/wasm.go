@@ -50,6 +50,18 @@ func (w *wasmModule) Instantiate(ctx context.Context, s config.Plugin) (Plugin, 
 
 func (w *wasmModule) Close(ctx context.Context) error { return w.m.Close(ctx) }
 
+// CompileLimits translates the operator's compile limits into the
+// runtime's; zero values stay zero and take the runtime's defaults.
+func CompileLimits(c config.Compile) plugin.CompileLimits {
+	return plugin.CompileLimits{
+		MaxFileBytes:     c.MaxFileBytes,
+		MaxFunctions:     c.MaxFunctions,
+		MaxFunctionBytes: c.MaxFunctionBytes,
+		MaxNesting:       c.MaxNesting,
+		MaxLocals:        c.MaxLocals,
+	}
+}
+
 // PluginConfig translates the operator's settings for the plugin file at
 // path into the runtime's configuration.
 func PluginConfig(path string, s config.Plugin) plugin.Config {

@@ -58,6 +58,42 @@ type Info struct {
 	// Start reports that the module had a start function, now exported as
 	// StartExport.
 	Start bool
+	// Shape is what the decoder measured of the original module.
+	Shape Shape
+}
+
+// Shape is what decoding a module tells about its size and surface, for a
+// host to check limits on before it spends a compile on the module.
+type Shape struct {
+	// Functions is the number of function bodies.
+	Functions int
+	// MaxBodyBytes is the size of the largest function body.
+	MaxBodyBytes int
+	// MaxDepth is the deepest nesting of block, loop and if in one body
+	// (0 for a body without any).
+	MaxDepth int
+	// MaxLocals is the most locals one function declares, parameters not
+	// counted.
+	MaxLocals uint64
+	// Imports and Exports are the module's, in order.
+	Imports []Extern
+	Exports []Extern
+}
+
+// Extern kinds, as the binary format numbers them.
+const (
+	KindFunc   byte = 0x00
+	KindTable  byte = 0x01
+	KindMemory byte = 0x02
+	KindGlobal byte = 0x03
+)
+
+// Extern is one import or export. Module is empty for an export; Params
+// and Results are set for a function, as value type bytes.
+type Extern struct {
+	Module, Name    string
+	Kind            byte
+	Params, Results []byte
 }
 
 // Section ids of the WebAssembly 2.0 binary format.
@@ -84,6 +120,9 @@ var rank = map[byte]int{
 	secExport: 7, secStart: 8, secElement: 9, secDataCount: 10, secCode: 11, secData: 12,
 }
 
+// funcType is a function type's parameter and result value types.
+type funcType struct{ params, results []byte }
+
 type section struct {
 	id   byte
 	body []byte
@@ -93,7 +132,7 @@ type section struct {
 type module struct {
 	sections []section
 
-	types         []bool   // per type: true for [] -> []
+	types         []funcType
 	funcTypes     []uint32 // type index of every function, imports first
 	importedFuncs uint32
 	globals       uint32 // the original count, imports included
@@ -124,6 +163,14 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 		return nil, Info{}, fmt.Errorf("interrupt: %w", err)
 	}
 	return out, m.info, nil
+}
+
+// Measure decodes wasm as Instrument does and returns its shape, without
+// keeping the rewrite: the first, cheap gate before a compile. It refuses
+// what Instrument refuses.
+func Measure(wasm []byte) (Shape, error) {
+	_, info, err := Instrument(wasm)
+	return info.Shape, err
 }
 
 var header = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -259,15 +306,15 @@ func (m *module) scanTypes(b []byte) error {
 		if form != 0x60 {
 			return fmt.Errorf("type %d: unsupported form %#x", i, form)
 		}
-		np, err := valTypes(&r)
+		params, err := valTypes(&r)
 		if err != nil {
 			return fmt.Errorf("type %d: %w", i, err)
 		}
-		nr, err := valTypes(&r)
+		results, err := valTypes(&r)
 		if err != nil {
 			return fmt.Errorf("type %d: %w", i, err)
 		}
-		m.types = append(m.types, np == 0 && nr == 0)
+		m.types = append(m.types, funcType{params, results})
 	}
 	if !r.done() {
 		return errors.New("trailing bytes")
@@ -275,22 +322,23 @@ func (m *module) scanTypes(b []byte) error {
 	return nil
 }
 
-// valTypes reads a vector of value types and returns its length.
-func valTypes(r *reader) (uint32, error) {
+// valTypes reads a vector of value types.
+func valTypes(r *reader) ([]byte, error) {
 	n, err := r.u32()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	start := r.pos
 	for range n {
 		t, err := r.byte()
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if !isValType(t) {
-			return 0, fmt.Errorf("unsupported value type %#x", t)
+			return nil, fmt.Errorf("unsupported value type %#x", t)
 		}
 	}
-	return n, nil
+	return r.b[start:r.pos], nil
 }
 
 func isValType(t byte) bool {
@@ -308,22 +356,29 @@ func (m *module) scanImports(b []byte) error {
 		return err
 	}
 	for i := range n {
-		if _, err := r.name(); err != nil {
+		mod, err := r.name()
+		if err != nil {
 			return fmt.Errorf("import %d: %w", i, err)
 		}
-		if _, err := r.name(); err != nil {
+		name, err := r.name()
+		if err != nil {
 			return fmt.Errorf("import %d: %w", i, err)
 		}
 		kind, err := r.byte()
 		if err != nil {
 			return fmt.Errorf("import %d: %w", i, err)
 		}
+		imp := Extern{Module: string(mod), Name: string(name), Kind: kind}
 		switch kind {
 		case 0x00: // function
 			t, err := r.u32()
 			if err != nil {
 				return fmt.Errorf("import %d: %w", i, err)
 			}
+			if uint64(t) >= uint64(len(m.types)) {
+				return fmt.Errorf("import %d: unknown type %d", i, t)
+			}
+			imp.Params, imp.Results = m.types[t].params, m.types[t].results
 			m.funcTypes = append(m.funcTypes, t)
 			m.importedFuncs++
 		case 0x01: // table
@@ -357,6 +412,7 @@ func (m *module) scanImports(b []byte) error {
 		default:
 			return fmt.Errorf("import %d: unsupported kind %#x", i, kind)
 		}
+		m.info.Shape.Imports = append(m.info.Shape.Imports, imp)
 	}
 	if !r.done() {
 		return errors.New("trailing bytes")
@@ -442,6 +498,15 @@ func (m *module) scanExports(b []byte) error {
 		if kind == 0x03 && idx >= m.globals {
 			return fmt.Errorf("export %d: global index %d out of range (%d globals)", i, idx, m.globals)
 		}
+		exp := Extern{Name: string(name), Kind: kind}
+		if kind == 0x00 {
+			t, err := m.funcType(idx)
+			if err != nil {
+				return fmt.Errorf("export %d: %w", i, err)
+			}
+			exp.Params, exp.Results = t.params, t.results
+		}
+		m.info.Shape.Exports = append(m.info.Shape.Exports, exp)
 	}
 	if !r.done() {
 		return errors.New("trailing bytes")
@@ -461,19 +526,28 @@ func (m *module) scanStart(b []byte) error {
 	if !r.done() {
 		return errors.New("trailing bytes")
 	}
-	if uint64(idx) >= uint64(len(m.funcTypes)) {
-		return fmt.Errorf("function index %d out of range", idx)
+	t, err := m.funcType(idx)
+	if err != nil {
+		return err
 	}
-	t := m.funcTypes[idx]
-	if uint64(t) >= uint64(len(m.types)) {
-		return fmt.Errorf("function %d has unknown type %d", idx, t)
-	}
-	if !m.types[t] {
+	if len(t.params)+len(t.results) > 0 {
 		return fmt.Errorf("function %d is not of type [] -> []", idx)
 	}
 	m.hasStart, m.start = true, idx
 	m.info.Start = true
 	return nil
+}
+
+// funcType returns the type of function idx.
+func (m *module) funcType(idx uint32) (funcType, error) {
+	if uint64(idx) >= uint64(len(m.funcTypes)) {
+		return funcType{}, fmt.Errorf("function index %d out of range", idx)
+	}
+	t := m.funcTypes[idx]
+	if uint64(t) >= uint64(len(m.types)) {
+		return funcType{}, fmt.Errorf("function %d has unknown type %d", idx, t)
+	}
+	return m.types[t], nil
 }
 
 func (m *module) scanElements(b []byte) error {
@@ -757,9 +831,11 @@ func (m *module) code(out, b []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
+		m.info.Shape.MaxBodyBytes = max(m.info.Shape.MaxBodyBytes, len(in))
 		out = appendU32(out, uint32(len(body)))
 		out = append(out, body...)
 		m.info.Functions++
+		m.info.Shape.Functions++
 	}
 	if !r.done() {
 		return nil, errors.New("trailing bytes")
@@ -775,10 +851,13 @@ func (m *module) body(out, b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("locals: %w", err)
 	}
+	var locals uint64
 	for range decls {
-		if _, err := r.u32(); err != nil {
+		n, err := r.u32()
+		if err != nil {
 			return nil, fmt.Errorf("locals: %w", err)
 		}
+		locals += uint64(n)
 		t, err := r.byte()
 		if err != nil {
 			return nil, fmt.Errorf("locals: %w", err)
@@ -787,6 +866,8 @@ func (m *module) body(out, b []byte) ([]byte, error) {
 			return nil, fmt.Errorf("locals: unsupported value type %#x", t)
 		}
 	}
+	sh := &m.info.Shape
+	sh.MaxLocals = max(sh.MaxLocals, locals)
 	out = append(out, b[:r.pos]...)
 	out = append(out, m.check...)
 	last := r.pos
@@ -801,6 +882,7 @@ func (m *module) body(out, b []byte) ([]byte, error) {
 			return nil, fmt.Errorf("offset %#x: %w", at, err)
 		}
 		depth += d
+		sh.MaxDepth = max(sh.MaxDepth, depth-1)
 		if loop {
 			out = append(out, b[last:r.pos]...)
 			out = append(out, m.check...)
