@@ -235,7 +235,8 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if cfg.HTTP.Addr != "" {
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
-			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Logger: log, PrincipalFunc: auth.PrincipalOf,
+			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerPrincipal: cfg.HTTP.MaxListensPerPrincipal,
+			Logger: log, PrincipalFunc: auth.PrincipalOf,
 			Proxies: transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
 		})
 		mux := http.NewServeMux()

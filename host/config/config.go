@@ -56,6 +56,9 @@ type HTTP struct {
 	// ForwardedHeader is the header trusted proxies write the client
 	// address in: "X-Forwarded-For" or "Forwarded" (RFC 7239).
 	ForwardedHeader string `koanf:"forwardedHeader"`
+	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
+	// principal has open over Streamable HTTP.
+	MaxListensPerPrincipal int `koanf:"maxListensPerPrincipal"`
 }
 
 // TrustedProxyPrefixes returns TrustedProxies parsed; validation
@@ -262,6 +265,8 @@ func defaults() map[string]any {
 		"plugins.compile.maxFunctionBytes": 0,
 		"plugins.compile.maxNesting":       0,
 		"plugins.compile.maxLocals":        0,
+
+		"http.maxListensPerPrincipal": 1024,
 	}
 	authDefaults(m)
 	return m
@@ -316,6 +321,7 @@ func RestartKeys(old, new *Config) []string {
 	add("http.maxBodyBytes", old.HTTP.MaxBodyBytes, new.HTTP.MaxBodyBytes)
 	add("http.trustedProxies", old.HTTP.TrustedProxies, new.HTTP.TrustedProxies)
 	add("http.forwardedHeader", old.HTTP.ForwardedHeader, new.HTTP.ForwardedHeader)
+	add("http.maxListensPerPrincipal", old.HTTP.MaxListensPerPrincipal, new.HTTP.MaxListensPerPrincipal)
 	add("ws.addr", old.WS.Addr, new.WS.Addr)
 	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
 	add("log.format", old.Log.Format, new.Log.Format)

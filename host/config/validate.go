@@ -73,6 +73,9 @@ func validate(cfg *Config) []problem {
 	default:
 		bad("http.forwardedHeader", "want X-Forwarded-For or Forwarded, got %q", cfg.HTTP.ForwardedHeader)
 	}
+	if cfg.HTTP.MaxListensPerPrincipal <= 0 {
+		bad("http.maxListensPerPrincipal", "must be positive, got %d", cfg.HTTP.MaxListensPerPrincipal)
+	}
 	switch cfg.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/notify"
@@ -99,17 +100,48 @@ func (s *Server) maxURIs() int { return notify.DefaultMaxURIs }
 // notification is tagged with subscriptionID when it is not nil (a
 // 2026-07-28 listen stream); legacy session streams pass nil.
 func Pump(ctx context.Context, sub *notify.Subscription, subscriptionID json.RawMessage, send func([]byte) error) error {
+	return pump(ctx, sub, subscriptionID, send, nil, 0, nil)
+}
+
+// PumpSession writes a legacy session's notifications on a stream of
+// their own (the Streamable HTTP GET stream) until ctx is done, the
+// session or its subscription ends (nil; a re-initialize replaces the
+// subscription), or send or ping fails. Without a subscription (no hub)
+// the stream only keeps alive. When keepalive is positive, ping is called
+// every keepalive.
+func PumpSession(ctx context.Context, sess *Session, send func([]byte) error, keepalive time.Duration, ping func() error) error {
+	return pump(ctx, sess.Subscription(), nil, send, sess.Done(), keepalive, ping)
+}
+
+func pump(ctx context.Context, sub *notify.Subscription, subscriptionID json.RawMessage, send func([]byte) error,
+	end <-chan struct{}, keepalive time.Duration, ping func() error) error {
+	var ready, done <-chan struct{}
+	if sub != nil {
+		ready, done = sub.Ready(), sub.Done()
+	}
+	var tick <-chan time.Time
+	if keepalive > 0 {
+		t := time.NewTicker(keepalive)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-sub.Done():
+		case <-done:
 			return nil
-		case <-sub.Ready():
+		case <-end:
+			return nil
+		case <-ready:
 			for _, ev := range sub.Take() {
 				if err := send(EncodeEvent(ev, subscriptionID)); err != nil {
 					return fmt.Errorf("mcp: send notification: %w", err)
 				}
+			}
+		case <-tick:
+			if err := ping(); err != nil {
+				return fmt.Errorf("mcp: keep stream alive: %w", err)
 			}
 		}
 	}

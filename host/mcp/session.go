@@ -13,7 +13,8 @@ import (
 // The zero value is not initialized; use NewSession. A Session is safe for
 // concurrent use.
 type Session struct {
-	id string
+	id   string
+	done chan struct{} // closed by Close
 
 	mu          sync.Mutex
 	version     string // negotiated by initialize; "" before
@@ -27,7 +28,10 @@ type Session struct {
 
 // NewSession returns a fresh session. id names it in logs (and is the HTTP
 // Mcp-Session-Id); it may be empty for stdio.
-func NewSession(id string) *Session { return &Session{id: id} }
+func NewSession(id string) *Session { return &Session{id: id, done: make(chan struct{})} }
+
+// Done is closed when the session ends (Close).
+func (s *Session) Done() <-chan struct{} { return s.done }
 
 // ID returns the id the session was created with.
 func (s *Session) ID() string { return s.id }
@@ -59,6 +63,9 @@ func (s *Session) LogLevel() string {
 func (s *Session) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.closed {
+		close(s.done)
+	}
 	s.closed = true
 	s.version = ""
 	s.endPendingLocked()

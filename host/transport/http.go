@@ -22,6 +22,9 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultKeepAlive    = 15 * time.Second
 	DefaultMaxSessions  = 1024
+	// DefaultMaxListensPerPrincipal bounds the subscriptions/listen
+	// streams one principal has open on Streamable HTTP.
+	DefaultMaxListensPerPrincipal = 1024
 )
 
 // DefaultAllowedHosts are the hosts Host and Origin may name when
@@ -45,6 +48,12 @@ type HTTPOptions struct {
 	// MaxSessions caps the live legacy sessions (default 1024); beyond it
 	// the least recently used is ended.
 	MaxSessions int
+	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
+	// principal has open at once (default DefaultMaxListensPerPrincipal);
+	// the excess is refused with 429 and -32600. On HTTP every stream is a
+	// request of its own, so the bound is per principal rather than per
+	// connection (mcp.MaxListens on stdio and WebSocket).
+	MaxListensPerPrincipal int
 	// Principal is who requests are served for; zero means anonymous.
 	Principal abi.Principal
 	// PrincipalFunc, when set, resolves each request's principal instead
@@ -69,13 +78,15 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*httpSession
+
+	lmu     sync.Mutex
+	listens map[string]int // principal id -> listen streams open
 }
 
 // httpSession is a legacy session reachable through Mcp-Session-Id.
 type httpSession struct {
 	s        *mcp.Session
-	owner    string        // principal id that opened the session
-	done     chan struct{} // closed when the session ends
+	owner    string // principal id that opened the session
 	lastUsed time.Time
 }
 
@@ -96,7 +107,11 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
-	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger), sessions: map[string]*httpSession{}}
+	if opts.MaxListensPerPrincipal <= 0 {
+		opts.MaxListensPerPrincipal = DefaultMaxListensPerPrincipal
+	}
+	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger),
+		sessions: map[string]*httpSession{}, listens: map[string]int{}}
 }
 
 // Close ends every legacy session and its GET stream. Later legacy
@@ -196,7 +211,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
 			return
 		}
-		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, done: make(chan struct{})}
+		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID}
 		req.Session = newSession.s
 	case r.Header.Get(HeaderSessionID) != "":
 		hs := h.session(r.Header.Get(HeaderSessionID), p)
@@ -217,6 +232,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		return
 	}
 
+	if m.Modern() && m.Method == "subscriptions/listen" {
+		if !h.openListen(p.ID) {
+			writeError(w, http.StatusTooManyRequests, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
+				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per principal.", h.opts.MaxListensPerPrincipal)})
+			return
+		}
+		defer h.closeListen(p.ID)
+	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
 	req.Notify = out.notify
 	reply := h.srv.Serve(r.Context(), req, m)
@@ -229,6 +252,26 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	}
 	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
 	mcp.Recycle(reply.Msg) // written synchronously: nothing refers to it now
+}
+
+// openListen counts a listen stream of principal in, unless it has
+// MaxListensPerPrincipal open.
+func (h *HTTPHandler) openListen(principal string) bool {
+	h.lmu.Lock()
+	defer h.lmu.Unlock()
+	if h.listens[principal] >= h.opts.MaxListensPerPrincipal {
+		return false
+	}
+	h.listens[principal]++
+	return true
+}
+
+func (h *HTTPHandler) closeListen(principal string) {
+	h.lmu.Lock()
+	defer h.lmu.Unlock()
+	if h.listens[principal]--; h.listens[principal] <= 0 {
+		delete(h.listens, principal)
+	}
 }
 
 // statusFor maps an error to the HTTP status of its response.
@@ -303,6 +346,13 @@ func (o *responder) event(msg []byte) error {
 		f.Flush()
 	}
 	return nil
+}
+
+// send writes one event on a stream already open (the GET stream).
+func (o *responder) send(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.event(msg)
 }
 
 // notify sends a request-scoped notification ahead of the response,
@@ -388,34 +438,15 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principa
 	if err := o.comment("stream open"); err != nil {
 		return
 	}
-	t := time.NewTicker(h.opts.KeepAlive)
-	defer t.Stop()
 	// The session's notifications (resource updates it subscribed to,
 	// unsolicited list_changed) go on this stream; with several GET
 	// streams open, each notification goes on one of them.
-	var ready <-chan struct{}
-	sub := hs.s.Subscription()
-	if sub != nil {
-		ready = sub.Ready()
-	}
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-hs.done:
-			return
-		case <-ready:
-			for _, ev := range sub.Take() {
-				if err := o.event(mcp.EncodeEvent(ev, nil)); err != nil {
-					return
-				}
-			}
-		case <-t.C:
-			if err := o.comment("keepalive"); err != nil {
-				return
-			}
-		}
-	}
+	err := mcp.PumpSession(r.Context(), hs.s, o.send, h.opts.KeepAlive, func() error {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		return o.comment("keepalive")
+	})
+	h.log.Debug("transport: session stream ended", "err", err)
 }
 
 func (o *responder) comment(text string) error {
@@ -485,7 +516,6 @@ func (h *HTTPHandler) addSession(hs *httpSession) {
 func (h *HTTPHandler) endLocked(id string, hs *httpSession) {
 	delete(h.sessions, id)
 	hs.s.Close()
-	close(hs.done)
 }
 
 // newSessionID returns 32 random hex digits (visible ASCII, per spec).

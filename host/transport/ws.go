@@ -14,7 +14,6 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/mcp"
-	"github.com/corral-mcp/corral/host/notify"
 )
 
 // Defaults for WSOptions.
@@ -67,10 +66,12 @@ type WSOptions struct {
 }
 
 // WSHandler serves MCP over WebSocket (mount it at /ws): one JSON-RPC
-// message per text frame, in both directions, following the stdio message
-// rules (docs/websocket.md). A connection is like a stdio process: an
-// initialize on it starts a legacy session scoped to the connection, and
-// requests with per-request _meta are served statelessly.
+// message per text frame, in both directions (docs/websocket.md). A
+// connection follows the rules of [mcp.Conn], as a stdio process does: an
+// initialize on it starts a legacy session scoped to the connection,
+// requests with per-request _meta are served statelessly, and the same
+// limits apply (MaxConcurrent, mcp.MaxListens). This transport only frames
+// messages, queues them per connection and pings.
 type WSHandler struct {
 	srv  *mcp.Server
 	opts WSOptions
@@ -158,7 +159,7 @@ func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.conns[c] = struct{}{}
 	h.mu.Unlock()
-	c.run(r.Context())
+	c.run()
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
@@ -186,33 +187,25 @@ func (h *WSHandler) Conns() int {
 	return len(h.conns)
 }
 
-// wsConn is one WebSocket connection.
+// wsConn is one WebSocket connection: its framing, send queue and
+// writer around the connection core.
 type wsConn struct {
 	h    *WSHandler
 	ws   *websocket.Conn
-	p    abi.Principal
-	sess *mcp.Session
+	conn *mcp.Conn
 
-	send    chan []byte
-	gone    chan struct{} // closed by kill
-	killMu  sync.Once
-	slots   chan struct{}
-	wg      sync.WaitGroup
-	mu      sync.Mutex
-	calls   map[string]context.CancelFunc
-	pumped  *notify.Subscription
-	streams context.Context // cancelled when the connection ends
+	ctx    context.Context // the connection's; cancelled by kill
+	cancel context.CancelFunc
+	send   chan []byte
+	gone   chan struct{} // closed by kill
+	killMu sync.Once
 }
 
 func (h *WSHandler) newConn(ws *websocket.Conn, p abi.Principal) *wsConn {
-	return &wsConn{
-		h: h, ws: ws, p: p,
-		sess:  mcp.NewSession(""),
-		send:  make(chan []byte, h.opts.SendQueue),
-		gone:  make(chan struct{}),
-		slots: make(chan struct{}, h.opts.MaxConcurrent),
-		calls: map[string]context.CancelFunc{},
-	}
+	c := &wsConn{h: h, ws: ws, send: make(chan []byte, h.opts.SendQueue), gone: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.conn = h.srv.NewConn(mcp.ConnOptions{Principal: p, MaxConcurrent: h.opts.MaxConcurrent, Send: c.enqueue})
+	return c
 }
 
 var errConnGone = errors.New("transport: websocket connection closed")
@@ -250,6 +243,7 @@ func (c *wsConn) enqueue(msg []byte) error {
 func (c *wsConn) kill(code int, reason string) {
 	c.killMu.Do(func() {
 		close(c.gone)
+		c.cancel() // the requests in flight are for nobody now
 		msg := websocket.FormatCloseMessage(code, reason)
 		_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(c.h.opts.WriteTimeout))
 		_ = c.ws.Close()
@@ -257,13 +251,10 @@ func (c *wsConn) kill(code int, reason string) {
 }
 
 // run serves the connection until it closes.
-func (c *wsConn) run(parent context.Context) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	c.streams = ctx
+func (c *wsConn) run() {
 	defer func() {
-		cancel()
-		c.wg.Wait()
-		c.sess.Close()
+		c.cancel()
+		c.conn.Close()
 	}()
 	go c.writeLoop()
 	c.ws.SetReadLimit(c.h.opts.MaxMessageBytes)
@@ -289,7 +280,7 @@ func (c *wsConn) run(parent context.Context) {
 			c.kill(CloseUnsupported, "send JSON-RPC messages as text frames")
 			return
 		}
-		c.handle(ctx, data)
+		c.conn.Handle(c.ctx, data)
 	}
 }
 
@@ -307,7 +298,9 @@ func (c *wsConn) writeLoop() {
 			// a frame may take long; a dead peer is caught by the missing
 			// pongs within two ping intervals.
 			_ = c.ws.SetWriteDeadline(time.Now().Add(2 * c.h.opts.PingInterval))
-			if err := c.ws.WriteMessage(websocket.TextMessage, msg); err != nil {
+			err := c.ws.WriteMessage(websocket.TextMessage, msg)
+			mcp.Recycle(msg) // written: the frame writer keeps no reference
+			if err != nil {
 				c.h.log.Debug("transport: ws write", "err", err)
 				c.kill(websocket.CloseAbnormalClosure, "")
 				return
@@ -319,108 +312,4 @@ func (c *wsConn) writeLoop() {
 			}
 		}
 	}
-}
-
-// handle serves one message with the stdio rules: cancellation by
-// notifications/cancelled, initialize and notifications in order, other
-// requests concurrently (bounded), a listen's slot freed once it is open.
-func (c *wsConn) handle(ctx context.Context, data []byte) {
-	m, derr := mcp.Decode(data)
-	if derr != nil {
-		if mcp.ShouldAnswer(m) {
-			_ = c.enqueue(mcp.EncodeError(mcp.IDOf(m), derr))
-		}
-		return
-	}
-	if id := m.CancelledID(); id != nil {
-		c.mu.Lock()
-		if cancel, ok := c.calls[string(id)]; ok {
-			cancel()
-		}
-		c.mu.Unlock()
-		return
-	}
-	if m.IsResponse {
-		// An answer to a server-to-client request: it takes no slot, as
-		// the request waiting for it may hold the last one.
-		c.h.srv.Serve(ctx, mcp.Request{Session: c.sess, Principal: c.p}, m)
-		return
-	}
-	n := 1
-	if m.Method == "initialize" {
-		n = c.h.opts.MaxConcurrent
-	}
-	for i := 0; i < n; i++ {
-		select {
-		case c.slots <- struct{}{}:
-		case <-c.gone:
-			c.release(i)
-			return
-		}
-	}
-	req := mcp.Request{Session: c.sess, Principal: c.p}
-	if m.IsNotification() || m.IsResponse || n > 1 {
-		if r := c.h.srv.Serve(ctx, req, m); r.Msg != nil {
-			_ = c.enqueue(r.Msg)
-		}
-		c.pumpSession()
-		c.release(n)
-		return
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	var once sync.Once
-	release := func() { once.Do(func() { c.release(n) }) }
-	listen := m.Method == "subscriptions/listen"
-	req.Notify = func(b []byte) error {
-		if err := rctx.Err(); err != nil {
-			return fmt.Errorf("transport: request ended: %w", err)
-		}
-		err := c.enqueue(b)
-		if listen {
-			release()
-		}
-		return err
-	}
-	key := string(m.ID)
-	c.mu.Lock()
-	c.calls[key] = cancel
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer release()
-		r := c.h.srv.Serve(rctx, req, m)
-		c.mu.Lock()
-		delete(c.calls, key)
-		c.mu.Unlock()
-		cancelled := rctx.Err() != nil
-		cancel()
-		if r.Msg != nil && !cancelled {
-			_ = c.enqueue(r.Msg)
-		}
-	}()
-}
-
-func (c *wsConn) release(n int) {
-	for range n {
-		<-c.slots
-	}
-}
-
-// pumpSession starts forwarding the legacy session's notifications once
-// initialize has given it a subscription.
-func (c *wsConn) pumpSession() {
-	sub := c.sess.Subscription()
-	c.mu.Lock()
-	if sub == nil || sub == c.pumped {
-		c.mu.Unlock()
-		return
-	}
-	c.pumped = sub
-	c.mu.Unlock()
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		_ = mcp.Pump(c.streams, sub, nil, c.enqueue)
-	}()
 }

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/corral-mcp/corral/host/mcp"
+)
+
+// listenFrames is how many subscriptions/listen requests the tests below
+// send on one connection: far more than mcp.MaxListens.
+const listenFrames = 2000
+
+func listenLine(i int) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{%s,"notifications":{"toolsListChanged":true}}}`, i, modernMeta)
+}
+
+// countListens reads listenFrames messages with next and counts the
+// acknowledgements and the -32600 refusals naming the bound.
+func countListens(t *testing.T, next func() (string, error)) (acks, refused int) {
+	t.Helper()
+	for range listenFrames {
+		msg, err := next()
+		if err != nil {
+			t.Fatalf("after %d acknowledged and %d refused: %v", acks, refused, err)
+		}
+		var m struct {
+			Method string `json:"method"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(msg), &m); err != nil {
+			t.Fatalf("unreadable message %q: %v", msg, err)
+		}
+		switch {
+		case m.Method == "notifications/subscriptions/acknowledged":
+			acks++
+		case m.Error != nil && m.Error.Code == -32600 && strings.Contains(m.Error.Message, fmt.Sprintf("at most %d listen streams per connection", mcp.MaxListens)):
+			refused++
+		default:
+			t.Fatalf("unexpected message: %s", msg)
+		}
+	}
+	return acks, refused
+}
+
+var goroutinesLine = regexp.MustCompile(`(?m)^go_goroutines ([0-9.e+]+)$`)
+
+// goroutines reads go_goroutines from the admin listener's /metrics.
+func (s *wireServer) goroutines(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get(s.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := goroutinesLine.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("/metrics has no go_goroutines")
+	}
+	f, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(f)
+}
+
+// TestWSListenBound: 2,000 listen requests on one WebSocket connection to
+// bin/corral get mcp.MaxListens acknowledgements and a clear -32600 for
+// the rest, and the server's goroutines grow with the open streams, not
+// with the frames sent (issue 13 item 7: every one was acknowledged and
+// held a goroutine).
+func TestWSListenBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	s := startWire(t, wireAuth(), "conformance")
+	before := s.goroutines(t)
+	hdr := http.Header{"Authorization": {"Bearer " + wireTokens["alice"]}}
+	c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/ws", hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		for i := range listenFrames {
+			if c.WriteMessage(websocket.TextMessage, []byte(listenLine(i))) != nil {
+				return
+			}
+		}
+	}()
+	acks, refused := countListens(t, func() (string, error) {
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, b, err := c.ReadMessage()
+		return string(b), err
+	})
+	if acks != mcp.MaxListens || refused != listenFrames-mcp.MaxListens {
+		t.Errorf("%d acknowledged, %d refused; want %d and %d", acks, refused, mcp.MaxListens, listenFrames-mcp.MaxListens)
+	}
+	// Each open stream holds one goroutine; allow the connection's own
+	// and some slack, far below one per frame.
+	if grew := s.goroutines(t) - before; grew > 2*mcp.MaxListens+32 {
+		t.Errorf("goroutines grew by %d with %d streams open; want at most %d", grew, acks, 2*mcp.MaxListens+32)
+	}
+}
+
+// TestStdioListenBound: the same 2,000 listen requests on bin/corral's
+// stdin get the same answers as on WebSocket.
+func TestStdioListenBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	builtPlugins(t, "conformance")
+	bin := corralBinary(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--plugins", dir, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("stderr:\n%s", stderr.String())
+		}
+	}()
+	go func() {
+		w := bufio.NewWriter(stdin)
+		for i := range listenFrames {
+			if _, err := w.WriteString(listenLine(i) + "\n"); err != nil {
+				return
+			}
+		}
+		_ = w.Flush()
+	}()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	acks, refused := countListens(t, func() (string, error) {
+		if !lines.Scan() {
+			return "", fmt.Errorf("stdout ended: %v", lines.Err())
+		}
+		return lines.Text(), nil
+	})
+	if acks != mcp.MaxListens || refused != listenFrames-mcp.MaxListens {
+		t.Errorf("%d acknowledged, %d refused; want %d and %d", acks, refused, mcp.MaxListens, listenFrames-mcp.MaxListens)
+	}
+}
