@@ -64,7 +64,7 @@ func New(info BuildInfo) *Metrics {
 			Name: "corral_plugin_quarantined", Help: "1 while a plugin is quarantined.",
 		}, []string{"plugin"}),
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "corral_plugin_denied_total", Help: "Host calls refused, by plugin, capability and reason.",
+			Name: "corral_plugin_denied_total", Help: "Host calls refused or dropped, by plugin, capability and reason (a fixed set).",
 		}, []string{"plugin", "capability", "reason"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_reloads_total", Help: "Attempts to change the served plugin set, by result (ok, failed).",

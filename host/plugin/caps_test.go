@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/google/go-cmp/cmp"
@@ -402,10 +403,33 @@ func TestHTTP(t *testing.T) {
 		if r := callCaps(t, p, httpReq(outer.URL)); r.N != abi.ErrnoDenied {
 			t.Errorf("via redirect: n = %d (%s), want denied", r.N, r.Out)
 		}
-		if e.rec.deniedFor("caps/http/address 127.0.0.1 is not public") != 2 {
+		if e.rec.deniedFor("caps/http/"+string(denyAddress)) != 2 {
 			t.Errorf("denials: %v", e.rec.denied)
 		}
+		if !strings.Contains(e.logs.String(), "127.0.0.1") {
+			t.Errorf("the log does not name the refused address:\n%s", e.logs)
+		}
 	})
+}
+
+// TestLoopbackIPv6FormsRefusedAtDial: granted hosts spelled as IPv6
+// addresses that embed 127.0.0.1 (NAT64, IPv4-compatible) are refused by
+// the dial check, as the loopback they are, before any connection is
+// attempted. Before, they were dialled as public.
+func TestLoopbackIPv6FormsRefusedAtDial(t *testing.T) {
+	for _, host := range []string{"64:ff9b::7f00:1", "::127.0.0.1", "64:ff9b:1::7f00:1"} {
+		t.Run(host, func(t *testing.T) {
+			e := newEnv(t, RuntimeConfig{})
+			p := e.load(t, "caps", Config{PoolSize: 1, Grants: Grants{HTTPHosts: []string{host}},
+				Limits: Limits{HTTPTimeout: time.Second}})
+			if r := callCaps(t, p, httpReq("http://["+host+"]:8080/")); r.N != abi.ErrnoDenied {
+				t.Fatalf("n = %d, want denied", r.N)
+			}
+			if e.rec.deniedFor("caps/http/"+string(denyAddress)) != 1 {
+				t.Errorf("denials: %v, want one for the address", e.rec.denied)
+			}
+		})
+	}
 }
 
 func TestPublicAddr(t *testing.T) {
@@ -431,6 +455,27 @@ func TestPublicAddr(t *testing.T) {
 		{"255.255.255.255", false},
 		{"::ffff:127.0.0.1", false},
 		{"::ffff:8.8.8.8", true},
+		{"::ffff:10.0.0.1", false},
+		// NAT64 (RFC 6052 well-known prefix): judged by the IPv4 address.
+		{"64:ff9b::7f00:1", false},
+		{"64:ff9b::127.0.0.1", false},
+		{"64:ff9b::a9fe:a9fe", false}, // 169.254.169.254, cloud metadata
+		{"64:ff9b::c0a8:101", false},  // 192.168.1.1
+		{"64:ff9b::808:808", true},
+		// Local-use NAT64 (RFC 8215): the operator's own translator, refused whole.
+		{"64:ff9b:1::7f00:1", false},
+		{"64:ff9b:1:ffff::808:808", false},
+		// IPv4-compatible (deprecated ::/96).
+		{"::127.0.0.1", false},
+		{"::7f00:1", false},
+		{"::10.0.0.1", false},
+		{"::8.8.8.8", true},
+		// 6to4 (2002::/16): the IPv4 address in bits 16-47.
+		{"2002:7f00:1::1", false},
+		{"2002:a00:1::1", false},
+		{"2002:808:808::1", true},
+		// Teredo: refused whole.
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {

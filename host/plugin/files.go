@@ -60,7 +60,7 @@ func within(p string, roots []string) bool {
 // errno values of resolve, with a reason for denials.
 type fileErr struct {
 	errno  int32
-	reason string
+	reason denyReason // for ErrnoDenied
 }
 
 // resolve maps a guest path (absolute, slash-separated) to a real path
@@ -71,16 +71,16 @@ func (fr *fileRoots) resolve(guest string) (clean, real string, fe *fileErr) {
 	case guest == "" || strings.IndexByte(guest, 0) >= 0:
 		return "", "", &fileErr{abi.ErrnoInvalid, ""}
 	case !strings.HasPrefix(guest, "/"):
-		return "", "", &fileErr{abi.ErrnoDenied, "relative path"}
+		return "", "", &fileErr{abi.ErrnoDenied, denyRelative}
 	}
 	for _, seg := range strings.Split(guest, "/") {
 		if seg == ".." {
-			return "", "", &fileErr{abi.ErrnoDenied, "path contains .."}
+			return "", "", &fileErr{abi.ErrnoDenied, denyDotDot}
 		}
 	}
 	clean = filepath.Clean(filepath.FromSlash(guest))
 	if !within(clean, fr.roots) {
-		return "", "", &fileErr{abi.ErrnoDenied, "path outside the granted roots"}
+		return "", "", &fileErr{abi.ErrnoDenied, denyOutsideRoots}
 	}
 	real, err := filepath.EvalSymlinks(clean)
 	if err != nil {
@@ -90,7 +90,7 @@ func (fr *fileRoots) resolve(guest string) (clean, real string, fe *fileErr) {
 		return "", "", &fileErr{abi.ErrnoIO, ""}
 	}
 	if !within(real, fr.real) {
-		return "", "", &fileErr{abi.ErrnoDenied, "symlink leads outside the granted roots"}
+		return "", "", &fileErr{abi.ErrnoDenied, denyEscape}
 	}
 	return clean, real, nil
 }
@@ -137,10 +137,10 @@ func (fr *fileRoots) read(guest string) ([]byte, *fileErr) {
 // file itself, so multiply linked files are refused.
 func checkRegular(info fs.FileInfo) *fileErr {
 	if !info.Mode().IsRegular() {
-		return &fileErr{abi.ErrnoDenied, "not a regular file"}
+		return &fileErr{abi.ErrnoDenied, denyNotRegular}
 	}
 	if linkCount(info) > 1 {
-		return &fileErr{abi.ErrnoDenied, "file has several hard links"}
+		return &fileErr{abi.ErrnoDenied, denyHardLinks}
 	}
 	return nil
 }
@@ -216,7 +216,7 @@ func (fr *fileRoots) list(guest string) ([]abi.FileInfo, *fileErr) {
 func fileCaps(st *callState, stack []uint64) *fileRoots {
 	c := st.caps
 	if c == nil || c.files == nil {
-		st.denied(stack, abi.CapFiles, "not granted")
+		st.denied(stack, abi.CapFiles, denyNotGranted)
 		return nil
 	}
 	return c.files

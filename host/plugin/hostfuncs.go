@@ -90,9 +90,14 @@ func (st *callState) setOutput(stack []uint64, out []byte) {
 }
 
 // denied records a refused capability call and returns ErrnoDenied.
-func (st *callState) denied(stack []uint64, capability, reason string) {
-	st.p.obs.Denied(st.p.name, capability, reason)
+func (st *callState) denied(stack []uint64, capability string, reason denyReason) {
+	st.dropped(capability, reason)
 	setRet(stack, abi.ErrnoDenied)
+}
+
+// dropped records a host call refused or dropped for reason.
+func (st *callState) dropped(capability string, reason denyReason) {
+	st.p.obs.Denied(st.p.name, capability, string(reason))
 }
 
 func hostSetResult(ctx context.Context, mem Memory, stack []uint64) {
@@ -144,12 +149,12 @@ func hostLog(ctx context.Context, mem Memory, stack []uint64) {
 	checkRange(fn, mem, ptr, n)
 	c := st.caps
 	if c == nil || c.log == nil {
-		st.denied(stack, abi.CapLog, "not granted")
+		st.denied(stack, abi.CapLog, denyNotGranted)
 		return
 	}
 	if !c.log.allow() {
 		c.logDropped.Add(1)
-		st.p.obs.Denied(st.p.name, abi.CapLog, "rate limited")
+		st.dropped(abi.CapLog, denyRateLimited)
 		setRet(stack, abi.ErrnoRateLimited)
 		return
 	}
@@ -180,7 +185,7 @@ func hostNotify(ctx context.Context, mem Memory, stack []uint64) {
 	checkRange(fn, mem, ptr, n)
 	c := st.caps
 	if c == nil || !c.notify {
-		st.denied(stack, abi.CapNotify, "not granted")
+		st.denied(stack, abi.CapNotify, denyNotGranted)
 		return
 	}
 	if n > maxPathBytes {
@@ -191,7 +196,7 @@ func hostNotify(ctx context.Context, mem Memory, stack []uint64) {
 	switch kind {
 	case abi.NotifyResourceUpdated:
 		if !st.p.ownsURI(uri) {
-			st.denied(stack, abi.CapNotify, "uri outside the plugin's schemes")
+			st.denied(stack, abi.CapNotify, denyForeignURI)
 			return
 		}
 	case abi.NotifyResourcesListChanged, abi.NotifyPromptsListChanged, abi.NotifyToolsListChanged:
@@ -205,13 +210,13 @@ func hostNotify(ctx context.Context, mem Memory, stack []uint64) {
 	}
 	if !c.notifyRate.allow() {
 		c.notifyDropped.Add(1)
-		st.p.obs.Denied(st.p.name, abi.CapNotify, "rate limited")
+		st.dropped(abi.CapNotify, denyRateLimited)
 		setRet(stack, abi.ErrnoRateLimited)
 		return
 	}
 	if !st.p.rt.enqueue(notification{plugin: st.p.name, kind: kind, uri: uri}) {
 		c.notifyDropped.Add(1)
-		st.p.obs.Denied(st.p.name, abi.CapNotify, "queue full")
+		st.dropped(abi.CapNotify, denyQueueFull)
 		setRet(stack, abi.ErrnoRateLimited)
 		return
 	}
@@ -225,7 +230,7 @@ func hostConfigGet(ctx context.Context, mem Memory, stack []uint64) {
 	checkRange(fn, mem, ptr, n)
 	c := st.caps
 	if c == nil || c.config == nil {
-		st.denied(stack, abi.CapConfig, "not granted")
+		st.denied(stack, abi.CapConfig, denyNotGranted)
 		return
 	}
 	if n > maxKeyBytes {

@@ -30,10 +30,14 @@ type fetcher struct {
 	checkAddr func(netip.AddrPort) error
 }
 
-// deniedError is a fetch refused by policy.
-type deniedError struct{ reason string }
+// deniedError is a fetch refused by policy: reason is the metric's label,
+// detail what the guest asked for (for the log only).
+type deniedError struct {
+	reason denyReason
+	detail string
+}
 
-func (e *deniedError) Error() string { return "denied: " + e.reason }
+func (e *deniedError) Error() string { return "denied: " + string(e.reason) + ": " + e.detail }
 
 func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
 	f := &fetcher{allowPrivate: allowPrivate, maxBytes: l.HTTPMaxBytes}
@@ -46,7 +50,7 @@ func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
 		Control: func(network, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return &deniedError{reason: "unparsable address " + address}
+				return &deniedError{denyAddress, "unparsable address " + address}
 			}
 			return f.checkAddr(ap)
 		},
@@ -81,7 +85,7 @@ func (f *fetcher) defaultCheckAddr(ap netip.AddrPort) error {
 	if f.allowPrivate || publicAddr(ap.Addr()) {
 		return nil
 	}
-	return &deniedError{reason: "address " + ap.Addr().String() + " is not public"}
+	return &deniedError{denyAddress, ap.Addr().String()}
 }
 
 var nonPublic = []netip.Prefix{
@@ -90,7 +94,8 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
 	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64 (RFC 8215): the operator's own translator
+	netip.MustParsePrefix("2001::/32"),       // Teredo: the client's IPv4 address is obfuscated
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
 	netip.MustParsePrefix("fec0::/10"),       // deprecated site-local
 	netip.MustParsePrefix("100::/64"),        // discard-only
@@ -99,9 +104,38 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 }
 
-// publicAddr reports whether a is a globally routable unicast address.
+// IPv6 prefixes whose addresses carry an IPv4 address that a translator
+// or tunnel may deliver to: such an address is as public as the IPv4
+// address it embeds (64:ff9b::7f00:1 and ::127.0.0.1 are loopback).
+var (
+	nat64          = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052: IPv4 in the last 32 bits
+	ipv4Compatible = netip.MustParsePrefix("::/96")        // RFC 4291 §2.5.5.1, deprecated: the last 32 bits
+	sixToFour      = netip.MustParsePrefix("2002::/16")    // RFC 3056: IPv4 in bits 16-47
+)
+
+// embeddedIPv4 returns the IPv4 address a NAT64, IPv4-compatible or 6to4
+// address embeds.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	b := a.As16()
+	switch {
+	case !a.Is6():
+		return netip.Addr{}, false
+	case nat64.Contains(a), ipv4Compatible.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return netip.Addr{}, false
+}
+
+// publicAddr reports whether a is a globally routable unicast address. An
+// IPv6 address embedding an IPv4 address (mapped, NAT64, IPv4-compatible,
+// 6to4) is judged by the IPv4 address.
 func publicAddr(a netip.Addr) bool {
 	a = a.Unmap()
+	if v4, ok := embeddedIPv4(a); ok {
+		a = v4
+	}
 	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
 		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() ||
 		a.IsUnspecified() || !a.IsGlobalUnicast() {
@@ -118,10 +152,10 @@ func publicAddr(a netip.Addr) bool {
 // checkURL refuses URLs that are not http(s) to a granted host.
 func (f *fetcher) checkURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return &deniedError{reason: "scheme " + u.Scheme}
+		return &deniedError{denyScheme, u.Scheme}
 	}
 	if u.User != nil {
-		return &deniedError{reason: "credentials in URL"}
+		return &deniedError{denyCredentials, u.Redacted()}
 	}
 	host := strings.ToLower(u.Hostname())
 	hostport := host
@@ -136,7 +170,7 @@ func (f *fetcher) checkURL(u *url.URL) error {
 			return nil
 		}
 	}
-	return &deniedError{reason: "host " + host + " not granted"}
+	return &deniedError{denyHost, host}
 }
 
 // errnoError carries an errno out of fetch.
@@ -210,7 +244,7 @@ func hostHTTP(ctx context.Context, mem Memory, stack []uint64) {
 	checkRange(fn, mem, ptr, n)
 	c := st.caps
 	if c == nil || c.http == nil {
-		st.denied(stack, abi.CapHTTP, "not granted")
+		st.denied(stack, abi.CapHTTP, denyNotGranted)
 		return
 	}
 	if n > maxHTTPReqBytes {
@@ -227,6 +261,7 @@ func hostHTTP(ctx context.Context, mem Memory, stack []uint64) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &de):
+		st.p.log.Debug("http fetch denied", "err", de)
 		st.denied(stack, abi.CapHTTP, de.reason)
 	case errors.As(err, &ee):
 		setRet(stack, ee.errno)

@@ -207,7 +207,7 @@ func (r *Runtime) releaseStore(s *sharedStore) error {
 func kvCaps(st *callState, stack []uint64) *capSet {
 	c := st.caps
 	if c == nil || c.kv == nil {
-		st.denied(stack, abi.CapKV, "not granted")
+		st.denied(stack, abi.CapKV, denyNotGranted)
 		return nil
 	}
 	return c

@@ -49,7 +49,7 @@ func hostProgress(ctx context.Context, mem Memory, stack []uint64) {
 		setRet(stack, abi.ErrnoTooLarge)
 		return
 	case ps.sent >= maxProgressPerCall:
-		st.p.obs.Denied(st.p.name, "progress", "rate limited")
+		st.dropped(abi.FuncProgress, denyRateLimited)
 		setRet(stack, abi.ErrnoRateLimited)
 		return
 	}
