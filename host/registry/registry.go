@@ -259,6 +259,13 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("registry: %w", err)
 	}
 	if err != nil {
+		// A directory removed as a whole is an accident (or a deploy
+		// half done) more often than a wish to serve nothing: keep the
+		// last good set until it is back. An empty directory serves none.
+		if n := len(r.serving); n > 0 {
+			r.log.Warn("plugin directory is gone; the plugins loaded from it keep serving until it is back", "dir", r.opts.Dir, "plugins", n)
+			return false, nil
+		}
 		r.log.Warn("plugin directory does not exist; serving no plugins", "dir", r.opts.Dir)
 	}
 	present := map[string]stamp{}

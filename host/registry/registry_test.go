@@ -162,11 +162,17 @@ func (e *events) all() []Event {
 
 func start(t *testing.T, dir string, loader Loader, cfg *config.Config, ev *events) *Registry {
 	t.Helper()
-	opts := Options{
+	return startWith(t, Options{
 		Dir: dir, Loader: loader, Config: cfg,
 		Debounce: 30 * time.Millisecond, Rescan: 500 * time.Millisecond,
 		DrainGrace: 20 * time.Millisecond,
-	}
+	}, ev)
+}
+
+// startWith runs a registry with opts until the test ends, once its first
+// scan is over.
+func startWith(t *testing.T, opts Options, ev *events) *Registry {
+	t.Helper()
 	var r *Registry
 	if ev != nil {
 		opts.OnChange = func(e Event) {
