@@ -108,6 +108,7 @@ type soak struct {
 	log        *slog.Logger
 	dir        string
 	url        string
+	admin      string // the admin listener, where /metrics is
 	cmd        *exec.Cmd
 	client     *http.Client
 	principals []*principal
@@ -168,7 +169,12 @@ func setup(ctx context.Context, bin, plugins string, log *slog.Logger) (*soak, e
 	if err != nil {
 		return nil, err
 	}
+	adminPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	cfg := fmt.Sprintf(`http: {addr: "127.0.0.1:%d"}
+admin: {addr: "127.0.0.1:%d"}
 log: {level: warn}
 plugins: {dir: %q, debounce: 50ms, rescan: 1s}
 auth:
@@ -187,12 +193,13 @@ plugin:
   issues: {grants: {files: [%q], config: {data: issues.json}}}
   files: {grants: {files: [%q]}}
   conformance: {grants: {log: true, notify: true}}
-`, port, s.pluginDir, tokens.String(), filepath.ToSlash(s.filesDir), filepath.Join(dir, "issues"), s.filesDir)
+`, port, adminPort, s.pluginDir, tokens.String(), filepath.ToSlash(s.filesDir), filepath.Join(dir, "issues"), s.filesDir)
 	cfgFile := filepath.Join(dir, "corral.yaml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		return nil, fmt.Errorf("soak: %w", err)
 	}
 	s.url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	s.admin = fmt.Sprintf("http://127.0.0.1:%d", adminPort)
 	s.cmd = exec.CommandContext(ctx, bin, "serve", "--config", cfgFile)
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
@@ -661,8 +668,8 @@ func (s *soak) reloader(ctx context.Context, every time.Duration, n *atomic.Int6
 	}
 }
 
-// sampler reads the server's heap in use from /metrics every interval and
-// sends every sample when ctx ends.
+// sampler reads the server's heap in use from the admin listener's
+// /metrics every interval and sends every sample when ctx ends.
 func (s *soak) sampler(ctx context.Context, every time.Duration) <-chan []float64 {
 	out := make(chan []float64, 1)
 	go func() {
@@ -685,7 +692,7 @@ func (s *soak) sampler(ctx context.Context, every time.Duration) <-chan []float6
 }
 
 func (s *soak) heapInuse() (float64, error) {
-	res, err := s.client.Get(s.url + "/metrics")
+	res, err := s.client.Get(s.admin + "/metrics")
 	if err != nil {
 		return 0, fmt.Errorf("soak: metrics: %w", err)
 	}

@@ -23,6 +23,7 @@ func buildSecurity(cfg *config.Config, log *slog.Logger) (*security, error) {
 	a := cfg.Auth
 	opts := auth.Options{
 		Resource: a.Resource, AuthorizationServers: a.AuthorizationServers, Logger: log,
+		Operators: auth.Operators{Principals: a.Operator.Principals, Groups: a.Operator.Groups},
 	}
 	for _, t := range a.Tokens {
 		opts.Tokens = append(opts.Tokens, auth.StaticToken{SHA256: t.SHA256, Principal: t.Principal, Groups: t.Groups})

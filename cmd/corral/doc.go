@@ -11,8 +11,9 @@
 //
 // serve speaks newline-delimited JSON-RPC on stdin/stdout by default (logs
 // go to stderr; it exits when stdin closes). With --http it serves
-// Streamable HTTP at /mcp plus /metrics, /healthz and /readyz on the same
-// listener; with --admin the last three are served on their own listener.
+// Streamable HTTP at /mcp plus /healthz and /readyz on the same listener,
+// and /metrics and /status there to operator credentials only; with
+// --admin all four are served on their own listener.
 // The plugin directory is watched and hot-reloaded.
 //
 // Exit codes: 0 success, 1 failure, 2 bad usage. Every command takes --help.

@@ -190,8 +190,8 @@ func TestServeSampleConfig(t *testing.T) {
 	}
 	builtPlugins(t, "files", "conformance")
 	bin := corralBinary(t)
-	addr := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--config", filepath.Join(repoRoot, "testdata", "sample", "corral.yaml"), "--http", addr)
+	addr, admin := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "serve", "--config", filepath.Join(repoRoot, "testdata", "sample", "corral.yaml"), "--http", addr, "--admin", admin)
 	logs := &syncBuf{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -258,7 +258,7 @@ func TestServeSampleConfig(t *testing.T) {
 		t.Errorf("resources/list lacks the conformance plugin's test://static-text: %s", raw)
 	}
 
-	mresp, err := http.Get(base + "/metrics")
+	mresp, err := http.Get("http://" + admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,9 @@ are added, replaced or removed.
 
 Without --http or --ws, serve speaks newline-delimited JSON-RPC on stdin/stdout
 (logs go to stderr) and exits when stdin closes. --http serves Streamable HTTP
-at /mcp plus /metrics, /healthz and /readyz on the same listener; --admin serves
-those three on their own listener (useful with stdio).
+at /mcp plus /healthz and /readyz on the same listener, and /metrics and /status
+there to operator tokens only (auth.operator); --admin serves all four on their
+own listener, without credentials.
 
 Values come from defaults < the config file < CORRAL_* environment < flags; see
 docs/configuration.md. SIGHUP reloads the configuration file, as a change to
@@ -50,7 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	fs.String("plugins", "", "plugin `DIR`ectory: every *.wasm in it is served (plugins.dir)")
 	fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port) (http.addr)")
 	fs.String("ws", "", "serve WebSocket on `ADDR` (host:port) (ws.addr)")
-	fs.String("admin", "", "serve /metrics, /healthz, /readyz on `ADDR` (admin.addr)")
+	fs.String("admin", "", "serve /metrics, /status, /healthz, /readyz on `ADDR` (admin.addr)")
 	fs.String("log-level", "", "log `level`: debug, info, warn or error (log.level)")
 	pos, code, ok := parse(e, fs, args)
 	if !ok {
@@ -225,9 +226,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 		Logger: log, PrincipalFunc: auth.PrincipalOf,
 	})
+	guard := transport.HostGuard{AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins), Logger: log}
+	ops := operatorRoutes(m, reg, log)
 	if cfg.WS.Addr != "" {
 		mux := http.NewServeMux()
-		mux.Handle("/ws", sec.authn.Middleware(wsHandler))
+		mux.Handle("/ws", guard.Wrap(sec.authn.Middleware(wsHandler)))
 		if err := listen(cfg.WS.Addr, mux); err != nil {
 			return err
 		}
@@ -239,19 +242,12 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			Logger: log, PrincipalFunc: auth.PrincipalOf,
 			Proxies: transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
 		})
-		mux := http.NewServeMux()
-		mux.Handle("/mcp", sec.authn.Middleware(httpHandler))
-		mux.Handle("/ws", sec.authn.Middleware(wsHandler))
-		mux.Handle(auth.MetadataPath, sec.authn.MetadataHandler())
-		metrics.Register(mux, m, health)
-		if err := listen(cfg.HTTP.Addr, mux); err != nil {
+		if err := listen(cfg.HTTP.Addr, mcpRoutes(guard, sec.authn, httpHandler, wsHandler, ops, health)); err != nil {
 			return err
 		}
 	}
 	if cfg.Admin.Addr != "" {
-		mux := http.NewServeMux()
-		metrics.Register(mux, m, health)
-		if err := listen(cfg.Admin.Addr, mux); err != nil {
+		if err := listen(cfg.Admin.Addr, adminRoutes(guard, ops, health)); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,8 @@ type Options struct {
 	AuthorizationServers []string
 	// Scopes are the scopes listed in the metadata document.
 	Scopes []string
+	// Operators hold the operator role (OperatorOnly).
+	Operators Operators
 	// Logger receives authentication failures (never tokens); nil discards.
 	Logger *slog.Logger
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -28,6 +29,15 @@ type Auth struct {
 	// make (0: unlimited); CompletionBurst is the bucket size.
 	CompletionRate  float64 `koanf:"completionRate"`
 	CompletionBurst int     `koanf:"completionBurst"`
+	// Operator is the operator role: principals (by id or group) who may
+	// read /metrics and /status on the HTTP listener with their token.
+	Operator Operator `koanf:"operator"`
+}
+
+// Operator names the principals of the operator role.
+type Operator struct {
+	Principals []string `koanf:"principals"`
+	Groups     []string `koanf:"groups"`
 }
 
 // Token is one static bearer token.
@@ -80,12 +90,14 @@ var authKeys = []string{
 	"auth.jwt.principalClaim", "auth.jwt.groupsClaim",
 	"auth.anonymous.id", "auth.anonymous.groups", "auth.stdio.id", "auth.stdio.groups",
 	"auth.resource", "auth.authorizationServers", "auth.completionRate", "auth.completionBurst",
+	"auth.operator.principals", "auth.operator.groups",
 	"policy",
 }
 
 // authListKeys are the keys of this file whose environment values are
 // comma-separated lists.
-var authListKeys = []string{"auth.anonymous.groups", "auth.stdio.groups", "auth.authorizationServers"}
+var authListKeys = []string{"auth.anonymous.groups", "auth.stdio.groups", "auth.authorizationServers",
+	"auth.operator.principals", "auth.operator.groups"}
 
 func authDefaults(m map[string]any) {
 	m["auth.completionRate"] = 20.0
@@ -127,6 +139,20 @@ func validateAuth(cfg *Config, bad func(key, format string, args ...any)) {
 	}
 	if a.CompletionBurst < 1 {
 		bad("auth.completionBurst", "must be at least 1, got %d", a.CompletionBurst)
+	}
+	for _, l := range [][]string{a.Operator.Principals, a.Operator.Groups} {
+		for _, n := range l {
+			if n == "" || n == "*" {
+				bad("auth.operator", "want principal ids and group names, got %q (the role is never everyone's)", n)
+			}
+		}
+	}
+	if len(a.Operator.Principals)+len(a.Operator.Groups) > 0 && len(a.Tokens) == 0 && !a.JWT.Enabled() {
+		bad("auth.operator", "needs auth.tokens or auth.jwt: without credentials every request is the same anonymous principal")
+	}
+	if an := a.Anonymous; an.ID != "" && (slices.Contains(a.Operator.Principals, an.ID) ||
+		slices.ContainsFunc(an.Groups, func(g string) bool { return slices.Contains(a.Operator.Groups, g) })) {
+		bad("auth.operator", "the anonymous principal %q would be an operator: anyone without a token would read the operator details", an.ID)
 	}
 	for i, r := range cfg.Policy {
 		if len(r.Principals) == 0 && len(r.Groups) == 0 {

@@ -61,6 +61,16 @@ policy:
 		{name: "short secret", yaml: "auth:\n  jwt: {secret: short}\n", wantErr: "auth.jwt.secret"},
 		{name: "rule for nobody", yaml: "policy:\n  - plugins: [x]\n", wantErr: "needs principals or groups"},
 		{name: "negative rate", yaml: "auth:\n  completionRate: -1\n", wantErr: "auth.completionRate"},
+		{name: "operator role", yaml: "auth:\n  tokens: [{sha256: " + hash + ", principal: ops}]\n  operator: {principals: [ops]}\n", env: []string{"CORRAL_AUTH_OPERATOR_GROUPS=sre, oncall"},
+			check: func(t *testing.T, c *Config) {
+				if diff := cmp.Diff(Operator{Principals: []string{"ops"}, Groups: []string{"sre", "oncall"}}, c.Auth.Operator); diff != "" {
+					t.Errorf("operator (-want +got):\n%s", diff)
+				}
+			}},
+		{name: "operator everyone", yaml: "auth:\n  tokens: [{sha256: " + hash + ", principal: ops}]\n  operator: {principals: [\"*\"]}\n", wantErr: "the role is never everyone's"},
+		{name: "operator without credentials", yaml: "auth:\n  operator: {principals: [anonymous]}\n", wantErr: "auth.operator: needs auth.tokens or auth.jwt"},
+		{name: "anonymous operator", yaml: "auth:\n  tokens: [{sha256: " + hash + ", principal: ops}]\n  anonymous: {id: guest, groups: [sre]}\n  operator: {groups: [sre]}\n",
+			wantErr: `the anonymous principal "guest" would be an operator`},
 		{name: "defaults", yaml: "log: {level: info}\n", check: func(t *testing.T, c *Config) {
 			if c.AuthRequired() || c.Auth.CompletionRate != 20 || c.Auth.CompletionBurst != 40 || len(c.Policy) != 0 {
 				t.Errorf("defaults: %+v", c.Auth)

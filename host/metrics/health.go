@@ -31,8 +31,10 @@ func (h *Health) Healthz() http.Handler {
 }
 
 // Readyz answers 200 once the plugin set is loaded, 503 before that and
-// while draining, with the reason in the body.
-func (h *Health) Readyz() http.Handler {
+// while draining. With detail the reason is in the body ("not ready:
+// draining"); without, the body is a bare "ok" or "not ready", for probes
+// on a listener anyone reaches.
+func (h *Health) Readyz(detail bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
@@ -45,18 +47,15 @@ func (h *Health) Readyz() http.Handler {
 				reason = err.Error()
 			}
 		}
-		if reason != "" {
+		switch {
+		case reason == "":
+			w.Write([]byte("ok\n"))
+		case detail:
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write([]byte("not ready: " + reason + "\n"))
-			return
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte("not ready\n"))
 		}
-		w.Write([]byte("ok\n"))
 	})
-}
-
-// Register adds /metrics, /healthz and /readyz to mux.
-func Register(mux *http.ServeMux, m *Metrics, h *Health) {
-	mux.Handle("GET /metrics", m.Handler())
-	mux.Handle("GET /healthz", h.Healthz())
-	mux.Handle("GET /readyz", h.Readyz())
 }

@@ -26,7 +26,10 @@ func TestEndpoints(t *testing.T) {
 	var notReady error = errors.New("plugins not loaded")
 	h := NewHealth(func() error { return notReady })
 	mux := http.NewServeMux()
-	Register(mux, m, h)
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /healthz", h.Healthz())
+	mux.Handle("GET /readyz", h.Readyz(true))
+	mux.Handle("GET /bare/readyz", h.Readyz(false))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -36,6 +39,9 @@ func TestEndpoints(t *testing.T) {
 	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "plugins not loaded") {
 		t.Errorf("/readyz before load = %d %q, want 503", code, body)
 	}
+	if code, body := get(t, srv, "/bare/readyz"); code != 503 || body != "not ready\n" {
+		t.Errorf("bare /readyz before load = %d %q, want 503 \"not ready\"", code, body)
+	}
 	notReady = nil
 	if code, _ := get(t, srv, "/readyz"); code != 200 {
 		t.Errorf("/readyz after load = %d, want 200", code)
@@ -43,6 +49,9 @@ func TestEndpoints(t *testing.T) {
 	h.SetDraining()
 	if code, body := get(t, srv, "/readyz"); code != 503 || !strings.Contains(body, "draining") {
 		t.Errorf("/readyz while draining = %d %q, want 503", code, body)
+	}
+	if code, body := get(t, srv, "/bare/readyz"); code != 503 || body != "not ready\n" {
+		t.Errorf("bare /readyz while draining = %d %q, want 503 \"not ready\"", code, body)
 	}
 
 	m.Call("files", "read_resource", 2*time.Millisecond, "ok")

@@ -126,15 +126,8 @@ func (h *HTTPHandler) Close() {
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !hostAllowed(r.Host, h.opts.AllowedHosts) {
-		h.log.Warn("transport: refused Host", "host", r.Host)
-		writeError(w, http.StatusForbidden, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Forbidden: Host not allowed."})
-		return
-	}
-	if origin := r.Header.Get("Origin"); origin != "" && !originAllowed(origin, h.opts.AllowedOrigins) {
-		h.log.Warn("transport: refused Origin", "origin", origin)
-		writeError(w, http.StatusForbidden, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Forbidden: Origin not allowed."})
-		return
+	if refuseHostOrigin(w, r, h.opts.AllowedHosts, h.opts.AllowedOrigins, false, h.log) {
+		return // behind a HostGuard (as corral serve mounts it) this never happens
 	}
 	p := h.opts.Principal
 	if h.opts.PrincipalFunc != nil {

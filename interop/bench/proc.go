@@ -20,6 +20,7 @@ import (
 type proc struct {
 	name  string
 	url   string
+	admin string // corral's admin listener (with /metrics), when it has one
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	log   *os.File

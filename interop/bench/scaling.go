@@ -71,9 +71,18 @@ func startFleet(ctx context.Context, o options, tag string, n, count, instances 
 	if err := corralConfig(cfg, dir, filepath.Join(o.out, "cache"), names, instances); err != nil {
 		return nil, nil, err
 	}
+	adminPort, err := freePort()
+	if err != nil {
+		return nil, nil, err
+	}
+	admin := fmt.Sprintf("127.0.0.1:%d", adminPort)
 	p, err := start(ctx, "corral-"+tag, filepath.Join(o.out, "logs", "corral-"+tag+".log"), nil, 10*time.Minute, readyz,
-		o.corral, "serve", "--config", cfg, "--http", "127.0.0.1:{port}")
-	return p, names, err
+		o.corral, "serve", "--config", cfg, "--http", "127.0.0.1:{port}", "--admin", admin)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.admin = "http://" + admin // /metrics is served there (and to operators only on the MCP listener)
+	return p, names, nil
 }
 
 // peakRSS samples pid's RSS every 50 ms while fn runs and returns the peak.
@@ -225,7 +234,7 @@ func rowScaling(ctx context.Context, o options, t *table) error {
 		time.Sleep(500 * time.Millisecond)
 		rss[i], err = rssKiB(p.pid())
 		if err == nil {
-			live[i], err = liveInstances(ctx, strings.TrimSuffix(p.url, "/mcp")+"/metrics")
+			live[i], err = liveInstances(ctx, p.admin+"/metrics")
 		}
 		p.stop()
 		if err != nil {
