@@ -197,6 +197,10 @@ type Limits struct {
 	// QuarantineAfter is how many consecutive failures quarantine the
 	// plugin until it is reloaded; 0 never quarantines.
 	QuarantineAfter int `koanf:"quarantineAfter"`
+	// HTTPMaxHeaders and HTTPMaxHeaderBytes cap the header lines of one
+	// http_fetch response and the bytes of their names and values.
+	HTTPMaxHeaders     int `koanf:"httpMaxHeaders"`
+	HTTPMaxHeaderBytes int `koanf:"httpMaxHeaderBytes"`
 }
 
 // Engines that can run a plugin. EngineWasmtime exists only in binaries
@@ -220,6 +224,9 @@ var defaultLimits = Limits{
 	MaxRequestBytes:  1 << 20,
 	MaxResponseBytes: 8 << 20,
 	QuarantineAfter:  5,
+
+	HTTPMaxHeaders:     100,
+	HTTPMaxHeaderBytes: 32 << 10,
 }
 
 // DefaultPlugin returns the settings of a plugin with no configuration
@@ -298,6 +305,9 @@ func pluginDefaults() map[string]any {
 		"limits.maxRequestBytes":  defaultLimits.MaxRequestBytes,
 		"limits.maxResponseBytes": defaultLimits.MaxResponseBytes,
 		"limits.quarantineAfter":  defaultLimits.QuarantineAfter,
+
+		"limits.httpMaxHeaders":     defaultLimits.HTTPMaxHeaders,
+		"limits.httpMaxHeaderBytes": defaultLimits.HTTPMaxHeaderBytes,
 	}
 }
 

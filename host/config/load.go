@@ -243,6 +243,7 @@ var schema = []string{
 	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances", "plugin.*.limits.idleTimeout",
 	"plugin.*.limits.maxRequestBytes", "plugin.*.limits.maxResponseBytes",
 	"plugin.*.limits.quarantineAfter",
+	"plugin.*.limits.httpMaxHeaders", "plugin.*.limits.httpMaxHeaderBytes",
 }
 
 func init() {

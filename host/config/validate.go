@@ -172,6 +172,12 @@ func validate(cfg *Config) []problem {
 		if l.QuarantineAfter < 0 {
 			bad(pre+"limits.quarantineAfter", "must not be negative, got %d", l.QuarantineAfter)
 		}
+		if l.HTTPMaxHeaders < 1 || l.HTTPMaxHeaders > 10000 {
+			bad(pre+"limits.httpMaxHeaders", "must be between 1 and 10000, got %d", l.HTTPMaxHeaders)
+		}
+		if l.HTTPMaxHeaderBytes < 1 || l.HTTPMaxHeaderBytes > 1<<20 {
+			bad(pre+"limits.httpMaxHeaderBytes", "must be between 1 and 1048576, got %d", l.HTTPMaxHeaderBytes)
+		}
 		cfg.Plugin[name] = p
 	}
 	validateAuth(cfg, bad)

@@ -507,3 +507,53 @@ func TestKVSharedAcrossVersions(t *testing.T) {
 		t.Errorf("after close: %+v", r)
 	}
 }
+
+// TestHTTPResponseHeadersCapped: a granted loopback upstream answering
+// many or large headers gets ErrnoTooLarge, whether net/http's own cap on
+// the header block stops reading (20,000 lines) or fetch's exact caps do
+// (150 lines, 40 KiB of values); header bytes count in the response
+// limit. Before, every header reached the guest: 800,000 of them made an
+// 11 MB output from one fetch.
+func TestHTTPResponseHeadersCapped(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		size, _ := strconv.Atoi(r.URL.Query().Get("size"))
+		for i := range n {
+			w.Header().Add(fmt.Sprintf("X-H%d", i), strings.Repeat("v", size))
+		}
+		fmt.Fprint(w, strings.Repeat("b", 1000))
+	}))
+	defer upstream.Close()
+	tests := []struct {
+		name     string
+		n, size  int
+		maxBytes int64
+		want     int32 // 0: success
+	}{
+		{"few small headers", 10, 10, 0, 0},
+		{"too many for net/http", 20000, 2, 0, abi.ErrnoTooLarge},
+		{"too many lines", 150, 2, 0, abi.ErrnoTooLarge},
+		{"too many bytes", 40, 1024, 0, abi.ErrnoTooLarge},
+		{"headers and body over the response limit", 10, 100, 1500, abi.ErrnoTooLarge},
+		{"headers and body within the response limit", 10, 10, 1500, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, RuntimeConfig{})
+			p := e.load(t, "caps", Config{PoolSize: 1,
+				Grants: Grants{HTTPHosts: []string{"127.0.0.1"}, AllowPrivate: true},
+				Limits: Limits{HTTPMaxBytes: tt.maxBytes}})
+			r := callCaps(t, p, httpReq(fmt.Sprintf("%s/?n=%d&size=%d", upstream.URL, tt.n, tt.size)))
+			if tt.want != 0 {
+				if r.N != tt.want {
+					t.Errorf("n = %d (%d bytes of output), want %d", r.N, len(r.Out), tt.want)
+				}
+				return
+			}
+			var resp abi.HTTPResponse
+			if err := json.Unmarshal(r.Out, &resp); err != nil || len(resp.Body) != 1000 || resp.Headers["X-H0"] == "" {
+				t.Errorf("n = %d, response %d headers, %d body bytes (%v)", r.N, len(resp.Headers), len(resp.Body), err)
+			}
+		})
+	}
+}

@@ -27,6 +27,8 @@ const (
 	DefaultHTTPTimeout         = 10 * time.Second
 	DefaultHTTPMaxBytes        = 4 << 20
 	DefaultHTTPMaxRedirects    = 5
+	DefaultHTTPMaxHeaders      = 100
+	DefaultHTTPMaxHeaderBytes  = 32 << 10
 	DefaultStderrBytes         = 8 << 10
 	DefaultMaxCallsPerInstance = 100_000
 	DefaultIdleTimeout         = time.Minute
@@ -94,10 +96,16 @@ type Limits struct {
 	FileMaxBytes   int64
 	FileMaxEntries int
 	// HTTPTimeout, HTTPMaxBytes and HTTPMaxRedirects bound one fetch
-	// (defaults 10s, 4 MiB, 5).
+	// (defaults 10s, 4 MiB, 5). HTTPMaxBytes covers the response's header
+	// names and values as well as its body.
 	HTTPTimeout      time.Duration
 	HTTPMaxBytes     int64
 	HTTPMaxRedirects int
+	// HTTPMaxHeaders and HTTPMaxHeaderBytes cap a fetch's response header
+	// lines and the bytes of their names and values (defaults 100 and
+	// 32 KiB).
+	HTTPMaxHeaders     int
+	HTTPMaxHeaderBytes int
 	// StderrBytes is how much of an instance's stderr is kept (the tail)
 	// to log when it fails (default 8 KiB).
 	StderrBytes int
@@ -167,6 +175,8 @@ func (c Config) withDefaults() (Config, error) {
 		l.HTTPMaxBytes = DefaultHTTPMaxBytes
 	}
 	setInt(&l.HTTPMaxRedirects, DefaultHTTPMaxRedirects)
+	setInt(&l.HTTPMaxHeaders, DefaultHTTPMaxHeaders)
+	setInt(&l.HTTPMaxHeaderBytes, DefaultHTTPMaxHeaderBytes)
 	setInt(&l.StderrBytes, DefaultStderrBytes)
 	setInt(&l.MaxCallsPerInstance, DefaultMaxCallsPerInstance)
 	for _, root := range c.Grants.Files {

@@ -21,11 +21,13 @@ import (
 // every redirect re-checked, and (unless allowPrivate) never to a
 // non-public address, whatever DNS answers.
 type fetcher struct {
-	hosts        []string
-	allowPrivate bool
-	maxBytes     int64
-	client       *http.Client
-	transport    *http.Transport
+	hosts          []string
+	allowPrivate   bool
+	maxBytes       int64 // the response's header names and values plus its body
+	maxHeaders     int
+	maxHeaderBytes int
+	client         *http.Client
+	transport      *http.Transport
 	// checkAddr vets every address dialled; tests replace it.
 	checkAddr func(netip.AddrPort) error
 }
@@ -40,7 +42,8 @@ type deniedError struct {
 func (e *deniedError) Error() string { return "denied: " + string(e.reason) + ": " + e.detail }
 
 func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
-	f := &fetcher{allowPrivate: allowPrivate, maxBytes: l.HTTPMaxBytes}
+	f := &fetcher{allowPrivate: allowPrivate, maxBytes: l.HTTPMaxBytes,
+		maxHeaders: l.HTTPMaxHeaders, maxHeaderBytes: l.HTTPMaxHeaderBytes}
 	for _, h := range hosts {
 		f.hosts = append(f.hosts, strings.ToLower(strings.TrimSpace(h)))
 	}
@@ -61,8 +64,13 @@ func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   l.HTTPTimeout,
 		ResponseHeaderTimeout: l.HTTPTimeout,
-		MaxIdleConns:          4,
-		IdleConnTimeout:       30 * time.Second,
+		// The transport stops reading a header block past this (the status
+		// line and the framing of every line included, 32 bytes a field as
+		// HTTP/2 counts them), so an upstream cannot make it buffer more;
+		// fetch then checks the exact caps.
+		MaxResponseHeaderBytes: int64(l.HTTPMaxHeaderBytes) + 32*int64(l.HTTPMaxHeaders) + 1024,
+		MaxIdleConns:           4,
+		IdleConnTimeout:        30 * time.Second,
 	}
 	maxRedirects := l.HTTPMaxRedirects
 	f.client = &http.Client{
@@ -217,15 +225,29 @@ func (f *fetcher) fetch(ctx context.Context, raw []byte) ([]byte, error) {
 	}
 	resp, err := f.client.Do(hr)
 	if err != nil {
+		if strings.Contains(err.Error(), "response headers exceeded") { // net/http's own cap
+			return nil, &errnoError{abi.ErrnoTooLarge, err}
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
+	lines, size := 0, 0
+	for k, vs := range resp.Header {
+		lines += len(vs)
+		for _, v := range vs {
+			size += len(k) + len(v)
+		}
+	}
+	if lines > f.maxHeaders || size > f.maxHeaderBytes {
+		return nil, &errnoError{abi.ErrnoTooLarge, fmt.Errorf("response headers: %d lines of %d bytes, over the limits of %d lines and %d bytes", lines, size, f.maxHeaders, f.maxHeaderBytes)}
+	}
+	left := f.maxBytes - int64(size)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, left+1))
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > f.maxBytes {
-		return nil, &errnoError{abi.ErrnoTooLarge, fmt.Errorf("response over %d bytes", f.maxBytes)}
+	if int64(len(b)) > left {
+		return nil, &errnoError{abi.ErrnoTooLarge, fmt.Errorf("response over %d bytes, headers included", f.maxBytes)}
 	}
 	out := abi.HTTPResponse{Status: resp.StatusCode, Body: b}
 	if len(resp.Header) > 0 {

@@ -85,6 +85,9 @@ func PluginConfig(path string, s config.Plugin) plugin.Config {
 			MaxResponseBytes: s.Limits.MaxResponseBytes,
 			FailureThreshold: threshold,
 			KVQuotaBytes:     s.Grants.KVQuota,
+
+			HTTPMaxHeaders:     s.Limits.HTTPMaxHeaders,
+			HTTPMaxHeaderBytes: s.Limits.HTTPMaxHeaderBytes,
 		},
 		Grants: plugin.Grants{
 			Log:          s.Grants.Log,
