@@ -131,7 +131,7 @@ func TestInspectAndCheckRealPlugin(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "pin.yaml")
 	os.WriteFile(cfg, []byte("plugins:\n  cacheDir: "+filepath.Join(repoRoot, "build", "cache")+"\nplugin:\n  conformance:\n    sha256: "+strings.Repeat("ab", 32)+"\n"), 0o644)
 	code, _, errs = runCLI(t, "", "plugin", "check", "--config", cfg, wasm)
-	if code != exitFail || !strings.Contains(errs, "does not match the pin") {
+	if code != exitFail || !strings.Contains(errs, "the binding pins") {
 		t.Errorf("check with a wrong pin: exit %d\n%s", code, errs)
 	}
 }
@@ -381,7 +381,7 @@ func TestCheckReportsConflicts(t *testing.T) {
 	os.WriteFile(filepath.Join(plugins, "good.wasm"), good, 0o644)
 	conflict := filepath.Join(repoRoot, "testdata", "wat", "conflict.wasm")
 	code, _, errs := runCLI(t, "", "plugin", "check", "--config", cfg, conflict)
-	if code != exitFail || !strings.Contains(errs, `scheme "good" is claimed by both`) {
+	if code != exitFail || !strings.Contains(errs, `scheme "good" is also claimed by plugin good (good.wasm)`) {
 		t.Errorf("check of a conflicting plugin: exit %d\n%s", code, errs)
 	}
 }

@@ -218,10 +218,7 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	settings := cfg.PluginSettings(m.Name)
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
-	var problems []string
-	if settings.SHA256 != "" && settings.SHA256 != digest {
-		problems = append(problems, fmt.Sprintf("sha256 %s does not match the pin %s in the configuration", digest, settings.SHA256))
-	}
+	problems := checkSettlement(ctx, e, rt, cfg, abs, digest, m)
 	if !settings.Enabled {
 		fmt.Fprintf(e.stdout, "%s: plugin %s is disabled in the configuration (checked anyway)\n", path, m.Name)
 	}
@@ -234,9 +231,6 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 		if !granted[c] {
 			fmt.Fprintf(e.stdout, "%s: note: capability %q is requested but not granted\n", path, c)
 		}
-	}
-	if cfg.Plugins.Dir != "" {
-		problems = append(problems, checkConflicts(ctx, rt, cfg.Plugins.Dir, abs, m)...)
 	}
 	p, err := mod.Instantiate(ctx, settings)
 	if err != nil {
@@ -259,27 +253,21 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	return problems
 }
 
-// manifestOnly is a provider known only by its manifest: enough for
-// catalog.NewSet to check claims.
-type manifestOnly struct{ m *abi.Manifest }
-
-func (p manifestOnly) Manifest() *abi.Manifest { return p.m }
-func (p manifestOnly) Call(context.Context, abi.Op, []byte) ([]byte, error) {
-	return nil, fmt.Errorf("not loaded")
-}
-
-// checkConflicts reports claims of m that conflict with the plugins the
-// server would serve from dir. A file there with the same plugin name is
-// the version m would replace, so it is left out.
-func checkConflicts(ctx context.Context, rt *plugin.Runtime, dir, self string, m *abi.Manifest) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // no directory yet: nothing to conflict with
-	}
-	others := []catalog.Provider{manifestOnly{m}}
-	for _, e := range entries {
-		path := filepath.Join(dir, e.Name())
-		if !strings.HasSuffix(e.Name(), ".wasm") || strings.HasPrefix(e.Name(), ".") || path == self {
+// checkSettlement reports what the server would decide for the file next
+// to the plugins it would serve from plugins.dir: a binding the file does
+// not match, or a claim conflict it loses (registry.Settle). A file outside
+// the directory is judged where it would be deployed: in place of the
+// directory's file with the same plugin name, else at the path its
+// binding names, else under its own base name.
+func checkSettlement(ctx context.Context, e *env, rt *plugin.Runtime, cfg *config.Config, self, digest string, m *abi.Manifest) []string {
+	dir := cfg.Plugins.Dir
+	inDir := dir != "" && filepath.Dir(self) == filepath.Clean(dir)
+	var cands []registry.Candidate
+	target := ""
+	entries, _ := os.ReadDir(dir) // no directory yet: nothing to conflict with
+	for _, de := range entries {
+		path := filepath.Join(dir, de.Name())
+		if !strings.HasSuffix(de.Name(), ".wasm") || strings.HasPrefix(de.Name(), ".") || path == self {
 			continue
 		}
 		data, err := os.ReadFile(path)
@@ -292,14 +280,46 @@ func checkConflicts(ctx context.Context, rt *plugin.Runtime, dir, self string, m
 		}
 		om := mod.Manifest()
 		mod.Close(ctx)
-		if om.Name != m.Name {
-			others = append(others, manifestOnly{om})
+		if !inDir && om.Name == m.Name && target == "" {
+			target = path // the version this file would replace
+			continue
 		}
+		sum := sha256.Sum256(data)
+		cands = append(cands, registry.Candidate{Path: path, Digest: hex.EncodeToString(sum[:]), Manifest: om})
 	}
-	if _, err := catalog.NewSet(others, catalog.Options{}); err != nil {
-		return []string{fmt.Sprintf("conflicts with the plugins in %s: %v", dir, err)}
+	switch b := cfg.PluginSettings(m.Name).Binding; {
+	case target != "":
+	case inDir || dir == "":
+		target = self
+	case b.File != "":
+		target = b.File
+	default:
+		target = filepath.Join(dir, filepath.Base(self))
+	}
+	if target != self {
+		fmt.Fprintf(e.stdout, "%s: judged as %s\n", self, target)
+	}
+	b := cfg.PluginSettings(m.Name).Binding
+	if b.Bound() {
+		fmt.Fprintf(e.stdout, "%s: plugin %s is bound by the configuration (%s)\n", self, m.Name, bindingOf(b))
+	}
+	refused := registry.Settle(cfg, append(cands, registry.Candidate{Path: target, Digest: digest, Manifest: m}))
+	if err := refused[target]; err != nil {
+		return []string{"refused: " + err.Error()}
 	}
 	return nil
+}
+
+// bindingOf describes a binding for people.
+func bindingOf(b config.Binding) string {
+	var parts []string
+	if b.File != "" {
+		parts = append(parts, "file "+b.File)
+	}
+	if b.SHA256 != "" {
+		parts = append(parts, "sha256 "+b.SHA256)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // countList walks every page of a list (at most 10,000 pages or 30s).

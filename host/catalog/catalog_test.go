@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -554,4 +555,35 @@ func rawOrNil(s string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// TestClaimsMatchConflicts: whenever NewSet refuses two providers with a
+// ConflictError, Claims of both share exactly that claim, so settling
+// conflicts with Claims beforehand leaves NewSet nothing to refuse.
+func TestClaimsMatchConflicts(t *testing.T) {
+	conf := catalogtest.Conformance()
+	ct := conf.Manifest()
+	other := func(edit func(m *abi.Manifest)) abi.Manifest {
+		m := abi.Manifest{Name: "other", Version: "1", ABI: abi.Major, Schemes: []string{"other"}}
+		edit(&m)
+		return m
+	}
+	for _, m := range []abi.Manifest{
+		other(func(m *abi.Manifest) { m.Name = ct.Name }),
+		other(func(m *abi.Manifest) { m.Schemes = []string{"TEST"} }),
+		other(func(m *abi.Manifest) { m.Prompts = []abi.Prompt{{Name: ct.Prompts[0].Name}} }),
+		other(func(m *abi.Manifest) {
+			m.Tools = []abi.Tool{{Name: ct.Tools[0].Name, InputSchema: json.RawMessage(`{"type":"object"}`)}}
+		}),
+	} {
+		_, err := catalog.NewSet([]catalog.Provider{conf, &catalogtest.Provider{M: m}}, catalog.Options{})
+		var ce *catalog.ConflictError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%+v: NewSet = %v, want a ConflictError", m, err)
+		}
+		want := catalog.Claim{Kind: ce.Claim, Value: ce.Value}
+		if !slices.Contains(catalog.Claims(ct), want) || !slices.Contains(catalog.Claims(&m), want) {
+			t.Errorf("the conflict %+v is not in both providers' Claims", want)
+		}
+	}
 }

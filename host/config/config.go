@@ -155,8 +155,9 @@ type Compile struct {
 type Plugin struct {
 	// Enabled false keeps the plugin out of the served set.
 	Enabled bool `koanf:"enabled"`
-	// SHA256 pins the plugin file's digest (lowercase hex); "" pins nothing.
-	SHA256 string `koanf:"sha256"`
+	// Binding selects the file allowed to run under this name (file,
+	// sha256); the zero Binding lets the unique file declaring the name run.
+	Binding `koanf:",squash"`
 	// Engine runs the plugin: EngineWazero or EngineWasmtime; "" runs it
 	// with Plugins.Engine.
 	Engine string `koanf:"engine"`

@@ -137,6 +137,12 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 			[]string{`l.yaml:2: http.trustedProxies: want a CIDR prefix (10.0.0.0/8) or an IP address, got "proxy.example"`}},
 		{"forwarded header", "m.yaml", "http:\n  forwardedHeader: X-Real-IP\n", nil,
 			[]string{`m.yaml:2: http.forwardedHeader: want X-Forwarded-For or Forwarded, got "X-Real-IP"`}},
+		{"file outside plugins.dir", "fb1.yaml", "plugins:\n  dir: p\nplugin:\n  x:\n    file: q/x.wasm\n", nil,
+			[]string{"fb1.yaml:5: plugin.x.file: ", "is not in plugins.dir"}},
+		{"file bound twice", "fb2.yaml", "plugin:\n  x:\n    file: p/x.wasm\n  y:\n    file: p/x.wasm\n", nil,
+			[]string{"fb2.yaml:5: plugin.y.file: ", "is already bound to plugin x"}},
+		{"file not a plugin", "fb3.yaml", "plugin:\n  x:\n    file: x.so\n", nil,
+			[]string{"fb3.yaml:3: plugin.x.file: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,6 +354,42 @@ func TestDocumented(t *testing.T) {
 		}
 		if !strings.Contains(key, "*") && !strings.Contains(string(doc), envName(key)) {
 			t.Errorf("env %s of %s is not documented", envName(key), key)
+		}
+	}
+}
+
+// TestBinding: plugin.<name>.file resolves against the file's directory
+// and, with sha256, makes up one Binding; BoundName finds the name from a
+// path or a digest alone.
+func TestBinding(t *testing.T) {
+	dir := t.TempDir()
+	digest := strings.Repeat("ab", 32)
+	file := writeFile(t, dir, "corral.yaml", "plugins:\n  dir: plugins\nplugin:\n  x:\n    file: plugins/x.wasm\n    sha256: "+strings.ToUpper(digest)+"\n  y:\n    sha256: "+strings.Repeat("cd", 32)+"\n")
+	cfg, err := Load(Source{File: file, Environ: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xPath := filepath.Join(dir, "plugins", "x.wasm")
+	if got, want := cfg.PluginSettings("x").Binding, (Binding{File: xPath, SHA256: digest}); got != want {
+		t.Errorf("x binding %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct{ path, digest, want string }{
+		{xPath, "other", "x"}, // by path, whatever the digest (Check then refuses it)
+		{filepath.Join(dir, "plugins", "z.wasm"), strings.Repeat("cd", 32), "y"},
+		{filepath.Join(dir, "plugins", "z.wasm"), digest, ""}, // x's digest, but x is bound to another path
+		{filepath.Join(dir, "plugins", "z.wasm"), "other", ""},
+	} {
+		if got := cfg.BoundName(tc.path, tc.digest); got != tc.want {
+			t.Errorf("BoundName(%s, %.8s) = %q, want %q", filepath.Base(tc.path), tc.digest, got, tc.want)
+		}
+	}
+	b := cfg.PluginSettings("x").Binding
+	if err := b.Check(xPath, digest); err != nil {
+		t.Errorf("Check of the bound file: %v", err)
+	}
+	for _, bad := range [][2]string{{xPath, "other"}, {filepath.Join(dir, "plugins", "z.wasm"), digest}} {
+		if err := b.Check(bad[0], bad[1]); !errors.Is(err, ErrNotBound) {
+			t.Errorf("Check(%s, %.8s) = %v, want ErrNotBound", bad[0], bad[1], err)
 		}
 	}
 }

@@ -236,7 +236,7 @@ var schema = []string{
 	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
 	"plugins.compile.maxFileBytes", "plugins.compile.maxFunctions", "plugins.compile.maxFunctionBytes",
 	"plugins.compile.maxNesting", "plugins.compile.maxLocals",
-	"plugin.*.enabled", "plugin.*.sha256", "plugin.*.engine",
+	"plugin.*.enabled", "plugin.*.file", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",
 	"plugin.*.grants.config.*",
@@ -363,6 +363,9 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 	}
 	for _, name := range k.MapKeys("plugin") {
+		if v, ok := k.Get("plugin." + name + ".file").(string); ok {
+			_ = k.Set("plugin."+name+".file", abs(v))
+		}
 		key := "plugin." + name + ".grants.files"
 		switch v := k.Get(key).(type) {
 		case string:

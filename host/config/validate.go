@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -121,6 +122,7 @@ func validate(cfg *Config) []problem {
 			bad("plugins.dir", "%s is not a directory", d)
 		}
 	}
+	files := map[string]string{} // plugin.<name>.file → name
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugin)) {
 		p := cfg.Plugin[name]
 		pre := "plugin." + name + "."
@@ -132,6 +134,17 @@ func validate(cfg *Config) []problem {
 			if b, err := hex.DecodeString(p.SHA256); err != nil || len(b) != 32 {
 				bad(pre+"sha256", "want 64 hex digits, got %q", p.SHA256)
 			}
+		}
+		if f := p.File; f != "" {
+			switch {
+			case !strings.HasSuffix(f, ".wasm") || strings.HasPrefix(filepath.Base(f), "."):
+				bad(pre+"file", "%s is not a file the plugin directory serves (*.wasm, not starting with .)", f)
+			case cfg.Plugins.Dir != "" && filepath.Dir(f) != filepath.Clean(cfg.Plugins.Dir):
+				bad(pre+"file", "%s is not in plugins.dir (%s)", f, cfg.Plugins.Dir)
+			case files[f] != "":
+				bad(pre+"file", "%s is already bound to plugin %s", f, files[f])
+			}
+			files[f] = name
 		}
 		if p.Engine != "" && !slices.Contains(engines, p.Engine) {
 			bad(pre+"engine", "unknown engine %q (known: %s)", p.Engine, strings.Join(engines, ", "))

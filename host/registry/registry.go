@@ -95,6 +95,7 @@ type Registry struct {
 	mu       sync.Mutex // serializes scans; guards the fields below
 	files    map[string]*file
 	serving  map[string]*loaded // path → version in the current Set
+	held     map[string]*loaded // path → compiled version kept out by settlement
 	last     reloadStatus
 	scanErrs []error // failures of the scan in progress (appended under errMu while files load)
 	errMu    sync.Mutex
@@ -107,8 +108,15 @@ type Registry struct {
 type file struct {
 	path    string
 	seen    stamp // the stamp last processed (loaded or failed)
-	failure error // why the file at seen is not serving, nil if it is
-	pending bool  // changing; not processed yet
+	failure error // why the content at seen failed to load, nil if it did not
+	// refusal is why settlement or a binding keeps the file's newest
+	// loadable version out of the served set, nil if it serves.
+	refusal error
+	// skipped names the plugin whose binding disables the content at seen:
+	// it was not compiled.
+	skipped string
+	digest  string // of the content at seen, once read
+	pending bool   // changing; not processed yet
 }
 
 // stamp identifies a version of a file without reading it.
@@ -127,6 +135,7 @@ type loaded struct {
 	settings config.Plugin
 	plugin   *tracked // nil when disabled
 	since    time.Time
+	err      error // why instantiating it failed, during a settlement
 }
 
 type reloadStatus struct {
@@ -165,6 +174,7 @@ func New(opts Options) (*Registry, error) {
 		closing: make(chan struct{}),
 		files:   map[string]*file{},
 		serving: map[string]*loaded{},
+		held:    map[string]*loaded{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -191,8 +201,8 @@ func (r *Registry) UpdateConfig(cfg *config.Config) {
 	r.cfg.Store(cfg)
 	r.mu.Lock()
 	for _, f := range r.files {
-		if f.failure != nil {
-			f.seen = stamp{} // retry: the new settings may fix it
+		if f.failure != nil || f.skipped != "" {
+			f.seen = stamp{} // retry: the new settings may fix or enable it
 		}
 	}
 	r.mu.Unlock()
@@ -283,7 +293,6 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 	}
 
 	cfg := r.cfg.Load()
-	changes := map[string]*loaded{} // path → new version (nil: remove)
 	pending := false
 	var todo []string
 	for path, st := range present {
@@ -309,6 +318,7 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 		jobs = append(jobs, &loadJob{f: f, st: st})
 	}
 	r.loadAll(ctx, jobs, cfg)
+	fresh := map[string]*loaded{} // path → newly compiled version
 	for _, j := range jobs {
 		if !j.settled {
 			j.f.pending, pending = true, true
@@ -316,51 +326,17 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 		}
 		j.f.pending = false
 		if j.next != nil {
-			changes[j.f.path] = j.next
+			fresh[j.f.path] = j.next
 		}
 	}
-	// Removed files.
 	for path := range r.files {
 		if _, ok := present[path]; !ok {
 			delete(r.files, path)
-			if _, ok := r.serving[path]; ok {
-				changes[path] = nil
-			}
 		}
 	}
-	// Settings changes of unchanged files.
-	for path, cur := range r.serving {
-		if _, ok := changes[path]; ok {
-			continue
-		}
-		if f := r.files[path]; f == nil || f.failure != nil {
-			continue
-		}
-		want := cfg.PluginSettings(cur.manifest.Name)
-		if want.Equal(cur.settings) {
-			continue
-		}
-		next, err := r.reconfigure(ctx, cur, want)
-		if err != nil {
-			r.files[path].failure = err
-			r.scanErrs = append(r.scanErrs, err)
-			r.log.Error("plugin settings not applied", "file", path, "plugin", cur.manifest.Name, "err", err)
-			if errors.Is(err, errPin) {
-				changes[path] = nil // a pinned digest no longer matches: stop serving it
-			}
-			continue
-		}
-		changes[path] = next
-	}
-	if len(changes) == 0 {
-		r.report(len(r.scanErrs) > 0, start)
-		return pending, nil
-	}
-	r.apply(ctx, changes, start)
+	r.settleLocked(ctx, cfg, fresh, start)
 	return pending, nil
 }
-
-var errPin = errors.New("sha256 pin mismatch")
 
 // loadJob is one settled file to load during a scan, and its outcome.
 type loadJob struct {
@@ -373,7 +349,8 @@ type loadJob struct {
 // loadAll loads the jobs, as many at a time as there are CPUs: compiling
 // is CPU-bound and every file is independent, so a directory of many
 // plugins is ready in a fraction of the time one compiler would take.
-// Each job touches only its own file; r.serving is only read meanwhile.
+// Each job touches only its own file; r.serving and r.held are only read
+// meanwhile.
 func (r *Registry) loadAll(ctx context.Context, jobs []*loadJob, cfg *config.Config) {
 	var (
 		wg   sync.WaitGroup
@@ -397,9 +374,11 @@ func (r *Registry) loadAll(ctx context.Context, jobs []*loadJob, cfg *config.Con
 	wg.Wait()
 }
 
-// load reads, compiles and instantiates a changed file. It returns the new
-// version (nil when the file failed or did not change), and false when the
-// file changed while it was being read and must be retried later.
+// load reads and compiles a changed file, without instantiating it: what
+// runs, and with which grants, is settled once every file is known. It
+// returns the new version (nil when the file failed, did not change or
+// was not compiled), and false when the file changed while it was being
+// read and must be retried later.
 func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Config) (*loaded, bool) {
 	data, err := os.ReadFile(f.path)
 	if err != nil {
@@ -414,10 +393,21 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 	}
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
-	cur := r.serving[f.path]
-	if cur != nil && cur.digest == digest {
-		// Touched, not changed: settings changes are handled by the caller.
+	f.skipped, f.digest = "", digest
+	if cur := r.version(f.path); cur != nil && cur.digest == digest {
+		// Touched, not changed: settlement applies any settings change.
 		f.seen, f.failure = st, nil
+		return nil, true
+	}
+	// The binding, from the path and digest alone, before compiling.
+	name, err := preBind(cfg, f.path, digest)
+	if err != nil {
+		r.fail(f, st, err)
+		return nil, true
+	}
+	if name != "" && !cfg.PluginSettings(name).Enabled {
+		f.seen, f.failure, f.skipped = st, nil, name
+		r.log.Info("plugin disabled by the configuration; not compiled", "file", f.path, "plugin", name)
 		return nil, true
 	}
 	mod, err := r.opts.Loader.Compile(ctx, f.path, data)
@@ -429,41 +419,36 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 		return nil, true
 	}
 	m := mod.Manifest()
-	settings := cfg.PluginSettings(m.Name)
-	if settings.SHA256 != "" && settings.SHA256 != digest {
+	if _, err := bindCheck(cfg, f.path, digest, m.Name); err != nil {
 		_ = mod.Close(ctx)
-		r.fail(f, st, fmt.Errorf("plugin %s: %w: file is %s, config pins %s", m.Name, errPin, digest, settings.SHA256))
+		r.fail(f, st, err)
 		return nil, true
 	}
-	next := &loaded{path: f.path, digest: digest, module: mod, manifest: m, settings: settings, since: time.Now()}
-	if settings.Enabled {
-		p, err := mod.Instantiate(ctx, settings)
-		if err != nil {
-			_ = mod.Close(ctx)
-			r.fail(f, st, fmt.Errorf("plugin %s: load: %w", m.Name, err))
-			return nil, true
-		}
-		next.plugin = &tracked{Plugin: p, digest: digest}
+	if _, err := catalog.NewSet([]catalog.Provider{manifestOnly{m}}, catalog.Options{}); err != nil {
+		_ = mod.Close(ctx)
+		r.fail(f, st, fmt.Errorf("plugin %s: %w", m.Name, err))
+		return nil, true
 	}
 	f.seen, f.failure = st, nil
-	return next, true
+	return &loaded{path: f.path, digest: digest, module: mod, manifest: m}, true
 }
 
-// reconfigure re-instantiates cur's module with new settings.
-func (r *Registry) reconfigure(ctx context.Context, cur *loaded, want config.Plugin) (*loaded, error) {
-	if want.SHA256 != "" && want.SHA256 != cur.digest {
-		return nil, fmt.Errorf("plugin %s: %w: file is %s, config pins %s", cur.manifest.Name, errPin, cur.digest, want.SHA256)
+// version returns the compiled version of path the registry holds, serving
+// or not.
+func (r *Registry) version(path string) *loaded {
+	if l := r.serving[path]; l != nil {
+		return l
 	}
-	next := *cur
-	next.settings, next.plugin, next.since = want, nil, time.Now()
-	if want.Enabled {
-		p, err := cur.module.Instantiate(ctx, want)
-		if err != nil {
-			return nil, fmt.Errorf("plugin %s: load: %w", cur.manifest.Name, err)
-		}
-		next.plugin = &tracked{Plugin: p, digest: cur.digest}
-	}
-	return &next, nil
+	return r.held[path]
+}
+
+// manifestOnly is a provider known by its manifest alone, to check a
+// manifest's claims on their own before anything runs.
+type manifestOnly struct{ m *abi.Manifest }
+
+func (p manifestOnly) Manifest() *abi.Manifest { return p.m }
+func (p manifestOnly) Call(context.Context, abi.Op, []byte) ([]byte, error) {
+	return nil, errors.New("registry: not instantiated")
 }
 
 func (r *Registry) unchanged(path string, st stamp) bool {
@@ -479,45 +464,181 @@ func (r *Registry) fail(f *file, st stamp, err error) {
 	r.log.Error("plugin not loaded; the previous version (if any) keeps serving", "file", f.path, "err", err)
 }
 
-// apply builds a Set with the changes, leaving out any change that makes
-// NewSet fail, swaps it in and retires what it replaced.
-func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start time.Time) {
-	next := maps.Clone(r.serving)
-	for path, l := range changes {
-		setOrDelete(next, path, l)
+// settleLocked decides what serves from every file's newest loadable
+// version (fresh ones first, else the one held), instantiates the winners
+// with their settings, and swaps in the Set they form.
+func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh map[string]*loaded, start time.Time) {
+	cands := map[string]*loaded{}
+	for path, f := range r.files {
+		if f.skipped != "" {
+			continue
+		}
+		if l := fresh[path]; l != nil {
+			cands[path] = l
+		} else if l := r.version(path); l != nil {
+			cands[path] = l
+		}
 	}
+	// The binding again (versions may have loaded under an older
+	// configuration), then the claims.
+	var list []Candidate
+	for _, path := range slices.Sorted(maps.Keys(cands)) {
+		l := cands[path]
+		list = append(list, Candidate{Path: path, Digest: l.digest, Manifest: l.manifest})
+	}
+	refused := Settle(cfg, list)
+
+	next := map[string]*loaded{}
+	held := map[string]*loaded{}
+	var starts []*loaded // winners to instantiate
+	for path, f := range r.files {
+		l := cands[path]
+		if l == nil {
+			r.refuse(f, nil)
+			continue
+		}
+		if err := refused[path]; err != nil {
+			if !errors.Is(err, config.ErrNotBound) {
+				held[path] = l.idle() // may win when the files or the configuration change
+			}
+			r.refuse(f, err)
+			continue
+		}
+		r.refuse(f, nil)
+		s := cfg.PluginSettings(l.manifest.Name)
+		cur := r.serving[path]
+		if cur != nil && cur.module == l.module && (cur.settings.Equal(s) || f.failure != nil) {
+			// Unchanged, or its newest content failed: it serves as it was.
+			next[path] = cur
+			continue
+		}
+		v := l.idle()
+		v.settings, v.since = s, time.Now()
+		next[path] = v
+		if s.Enabled {
+			starts = append(starts, v)
+		}
+	}
+	r.instantiateAll(ctx, starts)
+	for _, v := range starts {
+		if v.err == nil {
+			continue
+		}
+		if cur := r.serving[v.path]; cur != nil && cur.module == v.module {
+			next[v.path] = cur // new settings that do not start: the old ones stay
+		} else {
+			delete(next, v.path)
+		}
+	}
+
+	changes := map[string]*loaded{}
+	for path, l := range next {
+		if r.serving[path] != l {
+			changes[path] = l
+		}
+	}
+	for path := range r.serving {
+		if next[path] == nil {
+			changes[path] = nil
+		}
+	}
+	oldHeld := r.held
+	r.held = held
+	if len(changes) == 0 {
+		r.report(len(r.scanErrs) > 0, start)
+	} else if !r.apply(changes, next, start) {
+		// Keep serving what served; close what was started for nothing.
+		for _, l := range changes {
+			if l != nil && l.plugin != nil && (r.serving[l.path] == nil || r.serving[l.path].plugin != l.plugin) {
+				_ = l.plugin.Close(ctx)
+			}
+		}
+		next = r.serving
+	}
+	// Close the modules of versions that never served and that nothing
+	// uses any more (apply retires those that served, after the drain).
+	var unused []Module
+	for _, l := range slices.Concat(slices.Collect(maps.Values(oldHeld)), slices.Collect(maps.Values(fresh))) {
+		if !usesModule(next, l.module) && !usesModule(r.held, l.module) && !slices.Contains(unused, l.module) {
+			unused = append(unused, l.module)
+		}
+	}
+	for _, m := range unused {
+		_ = m.Close(ctx)
+	}
+}
+
+// usesModule reports whether a version in vs runs from m.
+func usesModule(vs map[string]*loaded, m Module) bool {
+	for _, l := range vs {
+		if l.module == m {
+			return true
+		}
+	}
+	return false
+}
+
+// idle returns a copy of l with no running instance.
+func (l *loaded) idle() *loaded {
+	v := *l
+	v.plugin, v.err = nil, nil
+	return &v
+}
+
+// refuse records why settlement keeps f out (nil: it is not kept out),
+// logging and counting a refusal the first time it is seen.
+func (r *Registry) refuse(f *file, err error) {
+	if f == nil {
+		return
+	}
+	was := f.refusal
+	f.refusal = err
+	if err == nil || (was != nil && was.Error() == err.Error()) {
+		return
+	}
+	r.scanErrs = append(r.scanErrs, err)
+	r.log.Error("plugin file refused: it does not serve", "file", f.path, "err", err)
+}
+
+// instantiateAll starts the winners of a settlement with their settings,
+// as many at a time as there are CPUs. A failure is recorded on the file.
+func (r *Registry) instantiateAll(ctx context.Context, vs []*loaded) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, v := range vs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p, err := v.module.Instantiate(ctx, v.settings)
+			if err != nil {
+				v.err = fmt.Errorf("plugin %s: load: %w", v.manifest.Name, err)
+				return
+			}
+			v.plugin = &tracked{Plugin: p, digest: v.digest}
+		})
+	}
+	wg.Wait()
+	for _, v := range vs {
+		if v.err != nil {
+			f := r.files[v.path]
+			f.failure = v.err
+			r.scanErrs = append(r.scanErrs, v.err)
+			r.log.Error("plugin not started", "file", v.path, "plugin", v.manifest.Name, "err", v.err)
+		}
+	}
+}
+
+// apply swaps in the Set of next, whose differences from r.serving are
+// changes, and retires what it replaced. It reports false, leaving the
+// served set as it was, if next does not form a Set (which settlement
+// should have prevented).
+func (r *Registry) apply(changes, next map[string]*loaded, start time.Time) bool {
 	set, err := r.newSet(next)
 	if err != nil {
-		// Find the culprits: apply the changes one by one, in path order.
-		next = maps.Clone(r.serving)
-		if _, err := r.newSet(next); err != nil {
-			r.log.Error("the serving plugins no longer form a valid set", "err", err)
-		}
-		for _, path := range slices.Sorted(maps.Keys(changes)) {
-			trial := maps.Clone(next)
-			setOrDelete(trial, path, changes[path])
-			if _, err := r.newSet(trial); err != nil {
-				r.scanErrs = append(r.scanErrs, err)
-				if f := r.files[path]; f != nil {
-					f.failure = err
-				}
-				r.log.Error("plugin not loaded; the previous version (if any) keeps serving", "file", path, "err", err)
-				r.discard(ctx, changes[path])
-				delete(changes, path)
-				continue
-			}
-			next = trial
-		}
-		set, err = r.newSet(next)
-		if err != nil {
-			r.scanErrs = append(r.scanErrs, err)
-			r.report(true, start)
-			return
-		}
-	}
-	if len(changes) == 0 {
+		r.scanErrs = append(r.scanErrs, err)
+		r.log.Error("the settled plugins do not form a valid set; the previous set keeps serving", "err", err)
 		r.report(true, start)
-		return
+		return false
 	}
 	ev := r.event(changes, set)
 	r.cat.Swap(set)
@@ -534,7 +655,7 @@ func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start 
 		if l.plugin != nil {
 			retired = append(retired, l.plugin)
 		}
-		if n == nil || n.module != l.module {
+		if !usesModule(next, l.module) && !usesModule(r.held, l.module) && !slices.Contains(modules, l.module) {
 			modules = append(modules, l.module)
 		}
 	}
@@ -548,6 +669,7 @@ func (r *Registry) apply(ctx context.Context, changes map[string]*loaded, start 
 	if len(ev.Added)+len(ev.Removed)+len(ev.Replaced) > 0 {
 		r.events = append(r.events, ev)
 	}
+	return true
 }
 
 func (r *Registry) newSet(m map[string]*loaded) (*catalog.Set, error) {
@@ -558,19 +680,6 @@ func (r *Registry) newSet(m map[string]*loaded) (*catalog.Set, error) {
 		}
 	}
 	return catalog.NewSet(ps, r.opts.SetOptions)
-}
-
-// discard closes a version that never served.
-func (r *Registry) discard(ctx context.Context, l *loaded) {
-	if l == nil {
-		return
-	}
-	if l.plugin != nil {
-		_ = l.plugin.Close(ctx)
-	}
-	if cur := r.serving[l.path]; cur == nil || cur.module != l.module {
-		_ = l.module.Close(ctx)
-	}
 }
 
 // drain waits for requests that may still use the old Set, then closes the
@@ -649,7 +758,7 @@ func (r *Registry) report(tried bool, start time.Time) {
 		}
 	}
 	for _, f := range r.files {
-		if f.failure != nil {
+		if f.failure != nil || f.refusal != nil {
 			failed++
 		}
 	}
@@ -735,12 +844,4 @@ func (r *Registry) Close(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func setOrDelete(m map[string]*loaded, path string, l *loaded) {
-	if l == nil {
-		delete(m, path)
-	} else {
-		m[path] = l
-	}
 }

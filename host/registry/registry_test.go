@@ -278,27 +278,6 @@ func TestAddReplaceCorruptRemove(t *testing.T) {
 	eventually(t, "retired plugins closed", func() bool { return loader.closed.Load() == 3 })
 }
 
-func TestConflictLeavesNewcomerOut(t *testing.T) {
-	dir := t.TempDir()
-	writeSpec(t, dir, "a.wasm", spec{Name: "a", Scheme: "x", Text: "from a"})
-	writeSpec(t, dir, "b.wasm", spec{Name: "b", Scheme: "x", Text: "from b"})
-	old := time.Now().Add(-time.Minute)
-	for _, f := range []string{"a.wasm", "b.wasm"} {
-		os.Chtimes(filepath.Join(dir, f), old, old)
-	}
-	r := start(t, dir, &nativeLoader{}, nil, nil)
-	if s, err := read(r.Catalog(), "x://doc"); err != nil || s != "from a" {
-		t.Fatalf("x://doc = %q, %v; want from a", s, err)
-	}
-	b := fileState(r, "b.wasm")
-	if b.State != StateFailed || !strings.Contains(b.Error, `scheme "x" is claimed by both`) {
-		t.Errorf("b: %+v, want failed with a conflict", b)
-	}
-	if st := r.Status(); st.LastReloadOK || st.LastError == "" {
-		t.Errorf("status %+v: want the last reload marked failed", st)
-	}
-}
-
 func TestSettings(t *testing.T) {
 	dir := t.TempDir()
 	writeSpec(t, dir, "a.wasm", spec{Name: "a", Scheme: "a", Text: "hello"})
@@ -319,7 +298,7 @@ func TestSettings(t *testing.T) {
 	if got := fileState(r, "a.wasm").State; got != StateDisabled {
 		t.Errorf("a is %s, want disabled", got)
 	}
-	if f := fileState(r, "b.wasm"); f.State != StateFailed || !strings.Contains(f.Error, "sha256 pin mismatch") {
+	if f := fileState(r, "b.wasm"); f.State != StateRefused || !strings.Contains(f.Error, "the binding pins") {
 		t.Errorf("b: %+v, want a pin mismatch", f)
 	}
 	compiles := loader.compiles.Load()

@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"errors"
 	"slices"
 	"time"
+
+	"github.com/corral-mcp/corral/host/config"
 )
 
 // Status is a snapshot of the registry, for /readyz and `corral plugin
@@ -27,7 +30,11 @@ const (
 	StateServing  = "serving"  // the file's current content is serving
 	StateDisabled = "disabled" // loaded, but disabled by configuration
 	StateFailed   = "failed"   // the current content failed to load
-	StatePending  = "pending"  // the file is changing; not loaded yet
+	// StateRefused: the file loads but may not serve, because the
+	// configuration binds its plugin name to another file, or because of
+	// a claim conflict settled against it (Error says which).
+	StateRefused = "refused"
+	StatePending = "pending" // the file is changing; not loaded yet
 )
 
 // FileStatus describes one plugin file.
@@ -42,6 +49,18 @@ type FileStatus struct {
 	Version string    `json:"version,omitempty"`
 	Digest  string    `json:"digest,omitempty"`
 	Since   time.Time `json:"since,omitzero"`
+	// Binding is how the configuration binds the file's plugin:
+	// "file", "sha256", "file+sha256", or "" when unbound.
+	Binding string `json:"binding,omitempty"`
+	// Conflict is set when a claim conflict keeps the file out.
+	Conflict *Conflict `json:"conflict,omitempty"`
+}
+
+// Conflict is a claim a refused file shares with other files.
+type Conflict struct {
+	Claim string   `json:"claim"` // "name", "scheme", "template", "prompt" or "tool"
+	Value string   `json:"value"`
+	With  []string `json:"with"` // the other files claiming it
 }
 
 // Status returns a snapshot of the registry.
@@ -55,22 +74,40 @@ func (r *Registry) Status() Status {
 		LastReloadOK: r.last.ok || r.last.at.IsZero(),
 		LastError:    r.last.err,
 	}
+	cfg := r.cfg.Load()
 	for path, f := range r.files {
 		fs := FileStatus{Path: path}
-		if l := r.serving[path]; l != nil {
+		describe := func(l *loaded) {
 			fs.Plugin, fs.Version, fs.Digest, fs.Since = l.manifest.Name, l.manifest.Version, l.digest, l.since
+		}
+		if l := r.serving[path]; l != nil {
+			describe(l)
 			fs.State = StateServing
 			if l.plugin == nil {
 				fs.State = StateDisabled
 			}
 		}
+		var ce *ConflictError
 		switch {
+		case f.failure != nil && errors.Is(f.failure, config.ErrNotBound):
+			fs.State, fs.Error = StateRefused, f.failure.Error()
 		case f.failure != nil:
 			fs.State, fs.Error = StateFailed, f.failure.Error()
-		case f.pending && fs.State == "":
-			fs.State = StatePending
+		case f.refusal != nil:
+			fs.State, fs.Error = StateRefused, f.refusal.Error()
+			if l := r.held[path]; l != nil {
+				describe(l)
+			}
+			if errors.As(f.refusal, &ce) {
+				fs.Conflict = &Conflict{Claim: ce.Claim.Kind, Value: ce.Claim.Value, With: ce.With}
+			}
+		case f.skipped != "":
+			fs.State, fs.Plugin, fs.Digest = StateDisabled, f.skipped, f.digest
 		case fs.State == "":
 			fs.State = StatePending
+		}
+		if fs.Plugin != "" {
+			fs.Binding = bindingKind(cfg.PluginSettings(fs.Plugin).Binding)
 		}
 		st.Files = append(st.Files, fs)
 	}
@@ -86,11 +123,25 @@ func (r *Registry) Status() Status {
 	return st
 }
 
-// Failed returns the files whose current content failed to load.
+// bindingKind names how b binds a plugin, for FileStatus.Binding.
+func bindingKind(b config.Binding) string {
+	switch {
+	case b.File != "" && b.SHA256 != "":
+		return "file+sha256"
+	case b.File != "":
+		return "file"
+	case b.SHA256 != "":
+		return "sha256"
+	}
+	return ""
+}
+
+// Failed returns the files whose current content failed to load or was
+// refused.
 func (s Status) Failed() []FileStatus {
 	var out []FileStatus
 	for _, f := range s.Files {
-		if f.State == StateFailed {
+		if f.State == StateFailed || f.State == StateRefused {
 			out = append(out, f)
 		}
 	}

@@ -1,0 +1,107 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/corral-mcp/corral/abi"
+)
+
+// Binding ties a plugin name to the bytes allowed to run under it, so that
+// the settings and grants of plugin.<name> go to the file the operator
+// meant and to no other file that declares the same name. It is checked
+// before a file is compiled wherever the file alone decides it (its path,
+// its digest) and again once the manifest names the plugin.
+//
+// A zero Binding binds nothing: any file whose manifest declares the name
+// is a claimant, and the name goes to it only when it is the only one.
+type Binding struct {
+	// File is the plugin file's path (absolute after loading; a relative
+	// path in the file resolves against the file's directory).
+	File string `koanf:"file"`
+	// SHA256 is the lowercase hex digest the file must have.
+	SHA256 string `koanf:"sha256"`
+}
+
+// Bound reports whether b binds anything.
+func (b Binding) Bound() bool { return b != Binding{} }
+
+// ErrNotBound is wrapped by the errors of Binding.Check.
+var ErrNotBound = errors.New("does not match the binding")
+
+// Check reports whether the file at path with the given digest is the one
+// b selects: nil when it is (or b binds nothing), else an error wrapping
+// ErrNotBound that says what differs.
+func (b Binding) Check(path, digest string) error {
+	if b.File != "" && b.File != path {
+		return fmt.Errorf("%w: the binding names the file %s", ErrNotBound, b.File)
+	}
+	if b.SHA256 != "" && b.SHA256 != digest {
+		return fmt.Errorf("%w: the file's sha256 is %s, the binding pins %s", ErrNotBound, digest, b.SHA256)
+	}
+	return nil
+}
+
+// BoundName returns the plugin the configuration binds to the file at path
+// with digest before the file is compiled: the entry whose file is path,
+// else the only entry with no file whose sha256 is digest. It returns ""
+// when the file's name can be known only from its manifest.
+func (c *Config) BoundName(path, digest string) string {
+	byDigest := ""
+	for _, name := range slices.Sorted(maps.Keys(c.Plugin)) {
+		b := c.Plugin[name].Binding
+		switch {
+		case b.File != "":
+			if b.File == path {
+				return name
+			}
+		case b.SHA256 != "" && b.SHA256 == digest:
+			if byDigest != "" {
+				return "" // two names pin these bytes: only the manifest can tell
+			}
+			byDigest = name
+		}
+	}
+	return byDigest
+}
+
+// GrantKey returns the key below plugin.<name> that grants capability,
+// e.g. "plugin.files.grants.files", or "" for an unknown capability.
+func GrantKey(name, capability string) string {
+	k, ok := grantKeys[capability]
+	if !ok {
+		return ""
+	}
+	return "plugin." + name + "." + k
+}
+
+var grantKeys = map[string]string{
+	abi.CapLog:    "grants.log",
+	abi.CapNotify: "grants.notify",
+	abi.CapKV:     "grants.kv",
+	abi.CapFiles:  "grants.files",
+	abi.CapHTTP:   "grants.http.hosts",
+	abi.CapConfig: "grants.config",
+}
+
+// Grants reports whether g grants capability (with at least one root,
+// host or value where the capability needs them).
+func (g Grants) Grants(capability string) bool {
+	switch capability {
+	case abi.CapLog:
+		return g.Log
+	case abi.CapNotify:
+		return g.Notify
+	case abi.CapKV:
+		return g.KV
+	case abi.CapFiles:
+		return len(g.Files) > 0
+	case abi.CapHTTP:
+		return len(g.HTTP.Hosts) > 0
+	case abi.CapConfig:
+		return len(g.Config) > 0
+	}
+	return false
+}
