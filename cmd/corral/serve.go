@@ -239,8 +239,13 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerPrincipal: cfg.HTTP.MaxListensPerPrincipal,
+			MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
 			Logger: log, PrincipalFunc: auth.PrincipalOf,
 			Proxies: transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
+		})
+		m.Sessions(func() (int, int64, int64) {
+			st := httpHandler.SessionStats()
+			return st.Open, st.Evicted, st.Refused
 		})
 		if err := listen(cfg.HTTP.Addr, mcpRoutes(guard, sec.authn, httpHandler, wsHandler, ops, health)); err != nil {
 			return err

@@ -59,6 +59,10 @@ type HTTP struct {
 	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
 	// principal has open over Streamable HTTP.
 	MaxListensPerPrincipal int `koanf:"maxListensPerPrincipal"`
+	// MaxSessions caps the live legacy sessions; MaxSessionsPerClient
+	// those of one principal (one address for anonymous clients).
+	MaxSessions          int `koanf:"maxSessions"`
+	MaxSessionsPerClient int `koanf:"maxSessionsPerClient"`
 }
 
 // TrustedProxyPrefixes returns TrustedProxies parsed; validation
@@ -275,6 +279,8 @@ func defaults() map[string]any {
 		"plugins.compile.maxLocals":        0,
 
 		"http.maxListensPerPrincipal": 1024,
+		"http.maxSessions":            1024,
+		"http.maxSessionsPerClient":   64,
 	}
 	authDefaults(m)
 	return m
@@ -333,6 +339,8 @@ func RestartKeys(old, new *Config) []string {
 	add("http.trustedProxies", old.HTTP.TrustedProxies, new.HTTP.TrustedProxies)
 	add("http.forwardedHeader", old.HTTP.ForwardedHeader, new.HTTP.ForwardedHeader)
 	add("http.maxListensPerPrincipal", old.HTTP.MaxListensPerPrincipal, new.HTTP.MaxListensPerPrincipal)
+	add("http.maxSessions", old.HTTP.MaxSessions, new.HTTP.MaxSessions)
+	add("http.maxSessionsPerClient", old.HTTP.MaxSessionsPerClient, new.HTTP.MaxSessionsPerClient)
 	add("ws.addr", old.WS.Addr, new.WS.Addr)
 	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
 	add("log.format", old.Log.Format, new.Log.Format)

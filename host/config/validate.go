@@ -77,6 +77,12 @@ func validate(cfg *Config) []problem {
 	if cfg.HTTP.MaxListensPerPrincipal <= 0 {
 		bad("http.maxListensPerPrincipal", "must be positive, got %d", cfg.HTTP.MaxListensPerPrincipal)
 	}
+	if cfg.HTTP.MaxSessions <= 0 {
+		bad("http.maxSessions", "must be positive, got %d", cfg.HTTP.MaxSessions)
+	}
+	if cfg.HTTP.MaxSessionsPerClient <= 0 || cfg.HTTP.MaxSessionsPerClient > cfg.HTTP.MaxSessions {
+		bad("http.maxSessionsPerClient", "must be between 1 and http.maxSessions (%d), got %d", cfg.HTTP.MaxSessions, cfg.HTTP.MaxSessionsPerClient)
+	}
 	switch cfg.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

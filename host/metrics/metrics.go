@@ -163,3 +163,22 @@ func (m *Metrics) Plugins(serving, failed int) {
 	m.serving.Set(float64(serving))
 	m.failed.Set(float64(failed))
 }
+
+// Sessions exports the HTTP transport's legacy session figures, read from
+// stats at every scrape: corral_sessions (live sessions),
+// corral_sessions_evicted_total (ended because their client opened one
+// over its quota) and corral_sessions_refused_total (refused because every
+// slot was in use). Call it once.
+func (m *Metrics) Sessions(stats func() (open int, evicted, refused int64)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "corral_sessions", Help: "Live legacy (2025-11-25) HTTP sessions.",
+		}, func() float64 { open, _, _ := stats(); return float64(open) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "corral_sessions_evicted_total", Help: "Legacy sessions ended because their client (principal, or address when anonymous) opened one over its quota.",
+		}, func() float64 { _, evicted, _ := stats(); return float64(evicted) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "corral_sessions_refused_total", Help: "Legacy sessions refused because every session slot was in use.",
+		}, func() float64 { _, _, refused := stats(); return float64(refused) }),
+	)
+}

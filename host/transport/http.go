@@ -21,7 +21,6 @@ import (
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultKeepAlive    = 15 * time.Second
-	DefaultMaxSessions  = 1024
 	// DefaultMaxListensPerPrincipal bounds the subscriptions/listen
 	// streams one principal has open on Streamable HTTP.
 	DefaultMaxListensPerPrincipal = 1024
@@ -45,9 +44,16 @@ type HTTPOptions struct {
 	// KeepAlive is the interval of comment lines on a legacy session's GET
 	// stream (default 15s).
 	KeepAlive time.Duration
-	// MaxSessions caps the live legacy sessions (default 1024); beyond it
-	// the least recently used is ended.
+	// MaxSessions caps the live legacy sessions (default 1024); when they
+	// are all in use, by clients each within MaxSessionsPerClient, a new
+	// session is refused with 503.
 	MaxSessions int
+	// MaxSessionsPerClient caps the live legacy sessions of one client
+	// (default 64): a principal, or for requests without credentials a
+	// client address (behind Proxies: see ClientAddr). A client at its cap
+	// that opens another loses its own least recently used session, never
+	// anyone else's.
+	MaxSessionsPerClient int
 	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
 	// principal has open at once (default DefaultMaxListensPerPrincipal);
 	// the excess is refused with 429 and -32600. On HTTP every stream is a
@@ -76,18 +82,10 @@ type HTTPHandler struct {
 	opts HTTPOptions
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	sessions map[string]*httpSession
+	sessions *sessionTable
 
 	lmu     sync.Mutex
 	listens map[string]int // principal id -> listen streams open
-}
-
-// httpSession is a legacy session reachable through Mcp-Session-Id.
-type httpSession struct {
-	s        *mcp.Session
-	owner    string // principal id that opened the session
-	lastUsed time.Time
 }
 
 // NewHTTPHandler returns a handler serving srv.
@@ -107,22 +105,19 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
+	if opts.MaxSessionsPerClient <= 0 {
+		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
 	if opts.MaxListensPerPrincipal <= 0 {
 		opts.MaxListensPerPrincipal = DefaultMaxListensPerPrincipal
 	}
 	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger),
-		sessions: map[string]*httpSession{}, listens: map[string]int{}}
+		sessions: newSessionTable(opts.MaxSessions, opts.MaxSessionsPerClient), listens: map[string]int{}}
 }
 
 // Close ends every legacy session and its GET stream. Later legacy
 // requests get 404; modern requests are still served.
-func (h *HTTPHandler) Close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for id, hs := range h.sessions {
-		h.endLocked(id, hs)
-	}
-}
+func (h *HTTPHandler) Close() { h.sessions.closeAll() }
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +175,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		// An answer to a server-to-client request of the session it names
 		// (sent on a POST's event stream); routed within that session only.
 		if id := r.Header.Get(HeaderSessionID); id != "" && !m.Modern() {
-			if hs := h.session(id, p); hs != nil {
+			if hs := h.sessions.get(id, p.ID); hs != nil {
 				h.srv.Serve(r.Context(), mcp.Request{Session: hs.s, Principal: p}, m)
 			}
 		}
@@ -204,10 +199,10 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
 			return
 		}
-		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID}
+		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, quota: h.clientKey(r, p)}
 		req.Session = newSession.s
 	case r.Header.Get(HeaderSessionID) != "":
-		hs := h.session(r.Header.Get(HeaderSessionID), p)
+		hs := h.sessions.get(r.Header.Get(HeaderSessionID), p.ID)
 		if hs == nil {
 			writeError(w, http.StatusNotFound, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 			return
@@ -240,7 +235,17 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		return // cancelled: the client is gone, send nothing
 	}
 	if newSession != nil && reply.Err == nil {
-		h.addSession(newSession)
+		ended, err := h.sessions.add(newSession)
+		if err != nil {
+			newSession.s.Close()
+			h.log.Warn("transport: session refused: every slot in use", "max", h.opts.MaxSessions)
+			writeError(w, http.StatusServiceUnavailable, m.ID, h.errTooManySessions())
+			mcp.Recycle(reply.Msg)
+			return
+		}
+		if ended != nil {
+			h.log.Info("transport: client over its session quota; ended its least recently used session", "client", ended.quota)
+		}
 		w.Header().Set(HeaderSessionID, newSession.s.ID())
 	}
 	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
@@ -417,7 +422,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principa
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
 		return
 	}
-	hs := h.session(id, p)
+	hs := h.sessions.get(id, p.ID)
 	if hs == nil {
 		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 		return
@@ -460,55 +465,11 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, p abi.Princ
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
 		return
 	}
-	h.mu.Lock()
-	hs, ok := h.sessions[id]
-	ok = ok && hs.owner == p.ID
-	if ok {
-		h.endLocked(id, hs)
-	}
-	h.mu.Unlock()
-	if !ok {
+	if !h.sessions.end(id, p.ID) {
 		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// session returns the live session id if p opened it.
-func (h *HTTPHandler) session(id string, p abi.Principal) *httpSession {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	hs := h.sessions[id]
-	if hs != nil && hs.owner != p.ID {
-		return nil
-	}
-	if hs != nil {
-		hs.lastUsed = time.Now()
-	}
-	return hs
-}
-
-func (h *HTTPHandler) addSession(hs *httpSession) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for len(h.sessions) >= h.opts.MaxSessions {
-		var oldID string
-		var old *httpSession
-		for id, s := range h.sessions {
-			if old == nil || s.lastUsed.Before(old.lastUsed) {
-				oldID, old = id, s
-			}
-		}
-		h.log.Info("transport: ending least recently used session", "session", oldID)
-		h.endLocked(oldID, old)
-	}
-	hs.lastUsed = time.Now()
-	h.sessions[hs.s.ID()] = hs
-}
-
-func (h *HTTPHandler) endLocked(id string, hs *httpSession) {
-	delete(h.sessions, id)
-	hs.s.Close()
 }
 
 // newSessionID returns 32 random hex digits (visible ASCII, per spec).
