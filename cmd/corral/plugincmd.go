@@ -328,7 +328,7 @@ func countList(ctx context.Context, set *catalog.Set, kind catalog.ListKind) (in
 	defer cancel()
 	n, cursor := 0, ""
 	for range 10000 {
-		page, err := set.List(ctx, catalog.Anonymous(), kind, cursor)
+		page, err := set.List(ctx, catalog.Request{Principal: catalog.Anonymous()}, kind, cursor)
 		if err != nil {
 			return n, err
 		}

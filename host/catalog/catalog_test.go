@@ -18,7 +18,8 @@ import (
 	"github.com/corral-mcp/corral/host/catalog/catalogtest"
 )
 
-var anon = catalog.Anonymous()
+// anon is a request of the anonymous principal with no sink or input.
+var anon = catalog.Request{Principal: catalog.Anonymous()}
 
 func mustSet(t testing.TB, opts catalog.Options, ps ...catalog.Provider) *catalog.Set {
 	t.Helper()

@@ -99,7 +99,7 @@ func FuzzInputMembers(f *testing.F) {
 		if state != "" {
 			in.State = &state
 		}
-		_, err := call(s, anon, "a_tool", `{}`, in)
+		_, err := call(s, anon.Principal, "a_tool", `{}`, in)
 		var ir *catalog.InputRequiredError
 		if err != nil && !errors.As(err, &ir) {
 			if ce := catalog.AsError(err); ce == nil || ce.Kind != catalog.KindInvalidParams {

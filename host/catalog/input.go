@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -30,9 +29,11 @@ const (
 	maxStateBytes    = 16 << 10 // a provider's own state, before sealing
 )
 
-// Input is what a request of the 2026-07-28 protocol carries for
-// input_required (MRTR). The protocol layer attaches it to the request's
-// context with WithInput; ReadResource, GetPrompt and CallTool use it.
+// Input is what a request carries for input_required (MRTR): on the
+// 2026-07-28 protocol its own members, on a bridged 2025-11-25 session the
+// session's capabilities and the answers the bridge collected. The protocol
+// layer passes it in Request.Input; ReadResource, GetPrompt and CallTool
+// use it.
 type Input struct {
 	// Capabilities is the request's clientCapabilities object.
 	Capabilities json.RawMessage
@@ -40,18 +41,6 @@ type Input struct {
 	Responses json.RawMessage
 	// State is the requestState member, nil when absent.
 	State *string
-}
-
-type inputKey struct{}
-
-// WithInput returns ctx carrying in.
-func WithInput(ctx context.Context, in *Input) context.Context {
-	return context.WithValue(ctx, inputKey{}, in)
-}
-
-func inputFrom(ctx context.Context) *Input {
-	in, _ := ctx.Value(inputKey{}).(*Input)
-	return in
 }
 
 // InputRequiredError is returned by ReadResource, GetPrompt and CallTool
@@ -211,8 +200,7 @@ func lazyDigest(p abi.Principal, op abi.Op, target string, args func() json.RawM
 
 // prepareInput checks the request's input members and returns what the
 // provider is told.
-func (s *Set) prepareInput(ctx context.Context, pr *provider, digest func() []byte) (abi.Input, error) {
-	in := inputFrom(ctx)
+func (s *Set) prepareInput(in *Input, pr *provider, digest func() []byte) (abi.Input, error) {
 	if in == nil {
 		return abi.Input{}, nil
 	}
@@ -248,8 +236,7 @@ func (s *Set) prepareInput(ctx context.Context, pr *provider, digest func() []by
 
 // inputRequired validates a provider's InputRequired against the request's
 // capabilities and turns it into the result to send, its state sealed.
-func (s *Set) inputRequired(ctx context.Context, pr *provider, op abi.Op, digest func() []byte, ir *abi.InputRequired) error {
-	in := inputFrom(ctx)
+func (s *Set) inputRequired(in *Input, pr *provider, op abi.Op, digest func() []byte, ir *abi.InputRequired) error {
 	if err := checkInputRequests(ir); err != nil {
 		return s.badOutput(pr, op, err)
 	}

@@ -36,11 +36,7 @@ func confirmer(name string, seen *abi.Input) *catalogtest.Provider {
 var elicitCaps = json.RawMessage(`{"elicitation":{}}`)
 
 func call(s *catalog.Set, p abi.Principal, tool, args string, in *catalog.Input) (json.RawMessage, error) {
-	ctx := context.Background()
-	if in != nil {
-		ctx = catalog.WithInput(ctx, in)
-	}
-	return s.CallTool(ctx, p, tool, json.RawMessage(args))
+	return s.CallTool(context.Background(), catalog.Request{Principal: p, Input: in}, tool, json.RawMessage(args))
 }
 
 // firstRound returns the sealed requestState of a first call.
@@ -138,7 +134,7 @@ func TestInputRequiredNeedsCapability(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := call(s, anon, "a_tool", `{}`, tt.in)
+			_, err := call(s, anon.Principal, "a_tool", `{}`, tt.in)
 			var mc *catalog.MissingCapabilityError
 			if !errors.As(err, &mc) {
 				t.Fatalf("err = %v, want MissingCapabilityError", err)
@@ -170,7 +166,7 @@ func TestInputResponsesValidated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := call(s, anon, "a_tool", `{}`, &catalog.Input{Capabilities: elicitCaps, Responses: json.RawMessage(tt.responses)})
+			_, err := call(s, anon.Principal, "a_tool", `{}`, &catalog.Input{Capabilities: elicitCaps, Responses: json.RawMessage(tt.responses)})
 			var ir *catalog.InputRequiredError
 			switch {
 			case tt.ok && !errors.As(err, &ir):
@@ -199,7 +195,7 @@ func TestInputRequestsFromPluginValidated(t *testing.T) {
 				Tool: func(context.Context, abi.CallToolRequest) (any, error) { return nil, &ir },
 			}
 			s := mustSet(t, catalog.Options{}, p)
-			_, err := call(s, anon, "t", `{}`, &catalog.Input{Capabilities: json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{}}`)})
+			_, err := call(s, anon.Principal, "t", `{}`, &catalog.Input{Capabilities: json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{}}`)})
 			if ce := catalog.AsError(err); ce == nil || ce.Kind != catalog.KindInternal {
 				t.Fatalf("err = %v, want the plugin's invalid output", err)
 			}

@@ -15,7 +15,7 @@ import (
 // cursor is "" for the first page. A cursor that is forged, malformed, from
 // another list or from a replaced Set is KindInvalidParams, telling the
 // client to restart the listing.
-func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor string) (*Page, error) {
+func (s *Set) List(ctx context.Context, r Request, kind ListKind, cursor string) (*Page, error) {
 	if kind < ListResources || kind > ListTools {
 		return nil, invalidParams("unknown list")
 	}
@@ -34,7 +34,7 @@ func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor s
 	// With a Policy every list is filtered per principal, so every page of
 	// every list is private.
 	page.Private = (kind == ListResources && s.opts.Authenticated) || s.opts.Policy != nil
-	v := s.view(p)
+	v := s.view(r.Principal)
 
 	for int(pos.provider) < len(s.providers) {
 		pr := s.providers[pos.provider]
@@ -71,7 +71,7 @@ func (s *Set) List(ctx context.Context, p abi.Principal, kind ListKind, cursor s
 				continue
 			}
 		}
-		items, next, err := s.listDynamic(ctx, pr, p, v, pos.inner, room)
+		items, next, err := s.listDynamic(ctx, pr, r, v, pos.inner, room)
 		if err != nil {
 			return nil, err
 		}
@@ -95,11 +95,11 @@ func (s *Set) withCursor(page *Page, pos position) *Page {
 }
 
 // listDynamic asks pr for up to limit resources after cursor.
-func (s *Set) listDynamic(ctx context.Context, pr *provider, p abi.Principal, v View, cursor string, limit int) ([]json.RawMessage, string, error) {
-	req, _ := json.Marshal(abi.ListResourcesRequest{Cursor: cursor, Limit: limit, Principal: p})
-	out, err := pr.Call(ctx, abi.OpListResources, req)
+func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, cursor string, limit int) ([]json.RawMessage, string, error) {
+	req, _ := json.Marshal(abi.ListResourcesRequest{Cursor: cursor, Limit: limit, Principal: r.Principal})
+	out, _, err := s.call(ctx, pr, r, abi.OpListResources, req, "")
 	if err != nil {
-		return nil, "", s.providerErr(pr, err, "")
+		return nil, "", err
 	}
 	var res listResult
 	if err := (&jdec{b: out}).listResult(&res); err != nil {

@@ -33,7 +33,7 @@ func BenchmarkListScaling(b *testing.B) {
 		}
 		cursor := ""
 		for {
-			page, err := set.List(ctx, catalog.Anonymous(), catalog.ListResources, cursor)
+			page, err := set.List(ctx, catalog.Request{Principal: catalog.Anonymous()}, catalog.ListResources, cursor)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func BenchmarkListScaling(b *testing.B) {
 			b.Run(fmt.Sprintf("plugins=%d/%s", n, c.name), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := set.List(ctx, catalog.Anonymous(), catalog.ListResources, c.cursor); err != nil {
+					if _, err := set.List(ctx, catalog.Request{Principal: catalog.Anonymous()}, catalog.ListResources, c.cursor); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +20,8 @@ const MaxCompletionValues = 100
 // (telling it which of its templates matched, if any) and validates the
 // contents it returns. A URI nobody owns, or that the owner does not have,
 // is KindResourceNotFound; it never yields empty contents.
-func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*ReadResult, error) {
+func (s *Set) ReadResource(ctx context.Context, r Request, uri string) (*ReadResult, error) {
+	p := r.Principal
 	scheme, err := ValidateURI(uri)
 	if err != nil {
 		return nil, err
@@ -45,16 +45,16 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 		return nil, notFound(uri)
 	}
 	digest := lazyDigest(p, abi.OpReadResource, uri, nil)
-	if req.Input, err = s.prepareInput(ctx, pr, digest); err != nil {
+	if req.Input, err = s.prepareInput(r.Input, pr, digest); err != nil {
 		return nil, err
 	}
 	body, _ := json.Marshal(req)
-	out, err := pr.Call(ctx, abi.OpReadResource, body)
-	if ir := asInputRequired(err); ir != nil {
-		return nil, s.inputRequired(ctx, pr, abi.OpReadResource, digest, ir)
+	out, ir, err := s.call(ctx, pr, r, abi.OpReadResource, body, uri)
+	if ir != nil {
+		return nil, s.inputRequired(r.Input, pr, abi.OpReadResource, digest, ir)
 	}
 	if err != nil {
-		return nil, s.providerErr(pr, err, uri)
+		return nil, err
 	}
 	var res readResult
 	if err := (&jdec{b: out}).readResult(&res); err != nil {
@@ -95,7 +95,8 @@ func (s *Set) ReadResource(ctx context.Context, p abi.Principal, uri string) (*R
 // GetPrompt checks the prompt exists and its required arguments are
 // present, asks its owner, and validates the messages. The result is a
 // GetPromptResult object without resultType.
-func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args map[string]string) (json.RawMessage, error) {
+func (s *Set) GetPrompt(ctx context.Context, r Request, name string, args map[string]string) (json.RawMessage, error) {
+	p := r.Principal
 	ref, ok := s.prompts[name]
 	if v := s.view(p); !ok || !v.Prompt(ref.owner.name, name) {
 		return nil, &Error{Kind: KindUnknownName, Message: "unknown prompt", Name: name}
@@ -115,17 +116,17 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 		argsJSON, _ := json.Marshal(args)
 		return argsJSON
 	})
-	input, err := s.prepareInput(ctx, pr, digest)
+	input, err := s.prepareInput(r.Input, pr, digest)
 	if err != nil {
 		return nil, err
 	}
 	body, _ := json.Marshal(abi.GetPromptRequest{Name: name, Arguments: args, Principal: p, Input: input})
-	out, err := pr.Call(ctx, abi.OpGetPrompt, body)
-	if ir := asInputRequired(err); ir != nil {
-		return nil, s.inputRequired(ctx, pr, abi.OpGetPrompt, digest, ir)
+	out, ir, err := s.call(ctx, pr, r, abi.OpGetPrompt, body, "")
+	if ir != nil {
+		return nil, s.inputRequired(r.Input, pr, abi.OpGetPrompt, digest, ir)
 	}
 	if err != nil {
-		return nil, s.providerErr(pr, err, "")
+		return nil, err
 	}
 	var res getPromptResult
 	if err := (&jdec{b: out}).getPromptResult(&res); err != nil {
@@ -149,7 +150,8 @@ func (s *Set) GetPrompt(ctx context.Context, p abi.Principal, name string, args 
 // CallTool asks the tool's owner and validates the CallToolResult. args
 // must be a JSON object or empty. Tool failures come back as results with
 // isError, not as errors.
-func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args json.RawMessage) (json.RawMessage, error) {
+func (s *Set) CallTool(ctx context.Context, r Request, name string, args json.RawMessage) (json.RawMessage, error) {
+	p := r.Principal
 	pr, ok := s.tools[name]
 	if v := s.view(p); !ok || !v.Tool(pr.name, name) {
 		return nil, &Error{Kind: KindUnknownName, Message: "unknown tool", Name: name}
@@ -158,17 +160,17 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 		return nil, &Error{Kind: KindInvalidParams, Message: "tool arguments must be a JSON object", Name: name}
 	}
 	digest := lazyDigest(p, abi.OpCallTool, name, func() json.RawMessage { return args })
-	input, err := s.prepareInput(ctx, pr, digest)
+	input, err := s.prepareInput(r.Input, pr, digest)
 	if err != nil {
 		return nil, err
 	}
 	body, _ := json.Marshal(abi.CallToolRequest{Name: name, Arguments: args, Principal: p, Input: input})
-	out, err := pr.Call(ctx, abi.OpCallTool, body)
-	if ir := asInputRequired(err); ir != nil {
-		return nil, s.inputRequired(ctx, pr, abi.OpCallTool, digest, ir)
+	out, ir, err := s.call(ctx, pr, r, abi.OpCallTool, body, "")
+	if ir != nil {
+		return nil, s.inputRequired(r.Input, pr, abi.OpCallTool, digest, ir)
 	}
 	if err != nil {
-		return nil, s.providerErr(pr, err, "")
+		return nil, err
 	}
 	var res callToolResult
 	if err := (&jdec{b: out}).callToolResult(&res); err != nil {
@@ -189,7 +191,8 @@ func (s *Set) CallTool(ctx context.Context, p abi.Principal, name string, args j
 // template (ref/resource, ref.URI is the template). An argument the owner
 // did not declare completable gets no values. At most 100 values are
 // returned; total and hasMore stay honest when more exist.
-func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef, arg abi.CompleteArgument, ctxArgs map[string]string) (*abi.Completion, error) {
+func (s *Set) Complete(ctx context.Context, r Request, ref abi.CompleteRef, arg abi.CompleteArgument, ctxArgs map[string]string) (*abi.Completion, error) {
+	p := r.Principal
 	var (
 		pr       *provider
 		complete []string
@@ -223,9 +226,9 @@ func (s *Set) Complete(ctx context.Context, p abi.Principal, ref abi.CompleteRef
 		return &abi.Completion{Values: []string{}}, nil
 	}
 	body, _ := json.Marshal(abi.CompleteRequest{Ref: ref, Argument: arg, Arguments: ctxArgs, Principal: p})
-	out, err := pr.Call(ctx, abi.OpComplete, body)
+	out, _, err := s.call(ctx, pr, r, abi.OpComplete, body, "")
 	if err != nil {
-		return nil, s.providerErr(pr, err, "")
+		return nil, err
 	}
 	var res abi.CompleteResult
 	if err := (&jdec{b: out}).completeResult(&res); err != nil {
@@ -260,32 +263,59 @@ func notFound(uri string) *Error {
 	return &Error{Kind: KindResourceNotFound, Message: "Resource not found", URI: uri}
 }
 
-// providerErr maps a provider's error: an *abi.Error the provider declared
-// keeps its meaning; anything else is the provider's internal failure.
-func (s *Set) providerErr(pr *provider, err error, uri string) error {
-	var ae *abi.Error
-	if errors.As(err, &ae) {
-		switch ae.Code {
-		case abi.CodeNotFound:
-			if uri != "" {
-				return notFound(uri)
-			}
-			return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "not found"), URI: uri}
-		case abi.CodeInvalidParams:
-			return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "invalid params"), URI: uri}
+// call asks pr for op and sorts its Result: the response payload, a
+// request for client input (only read, prompt and tool calls may ask), or
+// an error: the provider's declared failure mapped for the client, its own
+// failure, or output the Set refuses (reported back to the provider).
+// uri is the URI the request named, if any.
+func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body []byte, uri string) ([]byte, *abi.InputRequired, error) {
+	c := Call{Op: op, Request: body, Principal: r.Principal, Sink: r.Sink}
+	if r.Input != nil {
+		c.Capabilities = r.Input.Capabilities
+	}
+	res, err := pr.Call(ctx, c)
+	if err != nil {
+		return nil, nil, &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
+	}
+	switch res.Status {
+	case abi.StatusOK:
+		return res.Body, nil, nil
+	case abi.StatusError:
+		var ae abi.Error
+		if json.Unmarshal(res.Body, &ae) != nil || ae.Code == "" {
+			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object"))
 		}
-		return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
+		return nil, nil, declaredErr(pr, &ae, uri)
+	case abi.StatusInputRequired:
+		if op != abi.OpReadResource && op != abi.OpGetPrompt && op != abi.OpCallTool {
+			return nil, nil, s.badOutput(pr, op, outputErr("%s may not ask for client input", op))
+		}
+		var ir abi.InputRequired
+		if json.Unmarshal(res.Body, &ir) != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
+			return nil, nil, s.badOutput(pr, op, outputErr("input-required response is not a well-formed InputRequired object"))
+		}
+		return nil, &ir, nil
 	}
-	if ce := AsError(err); ce != nil {
-		return ce
+	return nil, nil, s.badOutput(pr, op, outputErr("unknown status %d", int32(res.Status)))
+}
+
+// declaredErr maps a failure the provider declared: not found and invalid
+// params keep their meaning; any other code is the provider's failure.
+func declaredErr(pr *provider, ae *abi.Error, uri string) error {
+	switch ae.Code {
+	case abi.CodeNotFound:
+		if uri != "" {
+			return notFound(uri)
+		}
+		return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "not found"), URI: uri}
+	case abi.CodeInvalidParams:
+		return &Error{Kind: KindInvalidParams, Message: clientMessage(ae.Message, "invalid params"), URI: uri}
 	}
-	return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: err}
+	return &Error{Kind: KindInternal, Message: "the plugin failed", Plugin: pr.name, URI: uri, Err: ae}
 }
 
 func (s *Set) badOutput(pr *provider, op abi.Op, err error) error {
-	if r, ok := pr.Provider.(OutputRejecter); ok {
-		r.RejectOutput(op, err)
-	}
+	pr.RejectOutput(op, err)
 	return &Error{Kind: KindInternal, Message: "the plugin returned invalid output", Plugin: pr.name, Err: err}
 }
 
@@ -335,22 +365,4 @@ func filterCompletion(c *abi.Completion, v View, t *template, name string, ctxAr
 	}
 	total := len(kept)
 	c.Total = &total
-}
-
-// asInputRequired returns err's *abi.InputRequired, or nil.
-func asInputRequired(err error) *abi.InputRequired {
-	if err == nil {
-		return nil
-	}
-	return inputRequiredOf(err)
-}
-
-// inputRequiredOf is asInputRequired's slow half, apart so that a nil
-// error costs no allocation.
-func inputRequiredOf(err error) *abi.InputRequired {
-	var ir *abi.InputRequired
-	if errors.As(err, &ir) {
-		return ir
-	}
-	return nil
 }

@@ -38,7 +38,7 @@ func BenchmarkOutput(b *testing.B) {
 	tool := []byte(`{"content":[{"type":"text","text":` + string(must(json.Marshal(text))) + `}],"structuredContent":{"n":1,"ok":true}}`)
 
 	ctx := context.Background()
-	anon := catalog.Anonymous()
+	anon := catalog.Request{Principal: catalog.Anonymous()}
 	for _, c := range []struct {
 		name string
 		out  []byte

@@ -18,7 +18,15 @@ type rawProvider struct {
 
 func (p *rawProvider) Manifest() *abi.Manifest { return &p.m }
 
-func (p *rawProvider) Call(context.Context, abi.Op, []byte) ([]byte, error) { return p.out, nil }
+func (p *rawProvider) Digest() string { return "" }
+
+func (p *rawProvider) RejectOutput(abi.Op, error) {}
+
+func (p *rawProvider) Call(context.Context, Call) (Result, error) {
+	return Result{Status: abi.StatusOK, Body: p.out}, nil
+}
+
+var _ Provider = (*rawProvider)(nil)
 
 // outputSeeds are provider outputs for every operation: the valid shapes,
 // and the corners where the single-pass reader must agree with
@@ -128,7 +136,7 @@ func FuzzReadOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, pr := fuzzSet(t, raw)
 		want, ttl, wantKind := pr.oldRead(raw, s.opts.MaxContentBytes)
-		rr, err := s.ReadResource(context.Background(), anonymous, "fz://a")
+		rr, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
 		if got := kindOf(err); got != wantKind {
 			t.Fatalf("%q: error kind %d (%v), encoding/json's %d", raw, got, err, wantKind)
 		}
@@ -152,7 +160,7 @@ func FuzzPromptOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, pr := fuzzSet(t, raw)
 		want, ok := pr.oldPrompt(raw)
-		got, err := s.GetPrompt(context.Background(), anonymous, "p", nil)
+		got, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil)
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}
@@ -170,7 +178,7 @@ func FuzzToolOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, pr := fuzzSet(t, raw)
 		want, ok := pr.oldTool(raw)
-		got, err := s.CallTool(context.Background(), anonymous, "t", nil)
+		got, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil)
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}
@@ -188,7 +196,7 @@ func FuzzListOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		s, pr := fuzzSet(t, raw)
 		want, next, ok := pr.oldList(raw, s.opts.PageSize)
-		page, err := s.List(context.Background(), anonymous, ListResources, "")
+		page, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, "")
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}

@@ -26,7 +26,7 @@ func TestReadKeepsStringBytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fuzzSet(t, []byte(`{"contents":[{"uri":"fz://a","text":`+tc.text+`}]}`))
-			rr, err := s.ReadResource(context.Background(), anonymous, "fz://a")
+			rr, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestReadSizeCountsDecodedBytes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := fuzzSet(t, []byte(`{"contents":[{"uri":"fz://a","text":"`+tc.text+`"}]}`))
-			_, err := s.ReadResource(context.Background(), anonymous, "fz://a")
+			_, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
 			if (err == nil) != tc.ok {
 				t.Errorf("err = %v, want ok=%v", err, tc.ok)
 			}

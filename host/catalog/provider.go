@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -10,28 +11,65 @@ import (
 
 // Provider serves the resources, prompts and tools its manifest claims.
 // A loaded Wasm plugin is a Provider; so is a native Go provider in tests.
-//
-// Call takes an operation's JSON request payload (abi.ListResourcesRequest,
-// abi.ReadResourceRequest, …) and returns its JSON response payload. A
-// provider-declared failure is returned as an *abi.Error; any other error
-// is an internal failure of the provider.
+// The whole contract between a Set and its providers is in this interface
+// and in Call and Result: nothing travels beside it (no optional
+// interfaces, no context values).
 type Provider interface {
+	// Manifest is the provider's self-description. It must not change.
 	Manifest() *abi.Manifest
-	Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error)
-}
-
-// Digester is implemented by providers that can name their content (the
-// sha256 of a plugin file). A Set's generation is derived from it, so
-// replicas serving the same files agree on cursors.
-type Digester interface {
+	// Digest names the provider's content (the sha256 of a plugin file),
+	// or "" for a provider known by its manifest alone. A Set's generation
+	// is derived from it, so replicas serving the same files agree on
+	// cursors.
 	Digest() string
+	// Call serves one operation. A provider-declared answer, including a
+	// declared failure or a request for client input, is a Result; an
+	// error is the provider's own failure (a trap, a timeout, quarantine).
+	Call(ctx context.Context, c Call) (Result, error)
+	// RejectOutput tells the provider that the Set refused its Result for
+	// op as invalid (malformed JSON, bad UTF-8 or base64, a URI outside its
+	// claims, more items than asked for, …). A Wasm plugin counts it as a
+	// failed call, toward quarantine and in its metrics, just as a trap.
+	RejectOutput(op abi.Op, err error)
 }
 
-// OutputRejecter is implemented by providers that want to hear when the
-// Set refused their output as invalid. A Wasm plugin counts it as a failed
-// call (toward quarantine and in its metrics), just as it counts a trap.
-type OutputRejecter interface {
-	RejectOutput(op abi.Op, err error)
+// Call is one operation a Set asks of a provider. It is passed by value so
+// that a call costs no allocation.
+type Call struct {
+	// Op is the operation; Request is its JSON payload
+	// (abi.ListResourcesRequest, abi.ReadResourceRequest, …).
+	Op      abi.Op
+	Request []byte
+	// Principal is who asks, as the payload also says.
+	Principal abi.Principal
+	// Capabilities is the client's capabilities object, nil when the
+	// request declared none (it is also in the payload's input member).
+	Capabilities json.RawMessage
+	// Sink receives the progress and log messages the call emits on behalf
+	// of the request; nil when the request wants none.
+	Sink Sink
+}
+
+// Result is a provider's answer to a Call: the status the provider
+// returned and the JSON payload it goes with (abi.Status documents each).
+// A request for client input comes back here too, as
+// abi.StatusInputRequired; the Set validates it, seals its state and hands
+// it up to the protocol layer, which asks the client.
+type Result struct {
+	Status abi.Status
+	Body   []byte
+}
+
+// Request is what the protocol layer passes down with one request, beside
+// the method's own parameters: who asks, where the providers' progress and
+// log messages go, and the request's input members (input_required).
+type Request struct {
+	Principal abi.Principal
+	// Sink receives progress and log messages; nil: none wanted.
+	Sink Sink
+	// Input carries the request's input_required members; nil when the
+	// request has none (it may then not be answered with input_required).
+	Input *Input
 }
 
 // Kind classifies an Error for the protocol layer, which maps it to a

@@ -133,9 +133,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 		}
 		mj, _ := json.Marshal(p.manifest)
 		h.Write(mj)
-		if d, ok := p.Provider.(Digester); ok {
-			h.Write([]byte(d.Digest()))
-		}
+		h.Write([]byte(p.Digest()))
 		h.Write([]byte{0})
 	}
 	sum := h.Sum(nil)

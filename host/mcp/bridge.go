@@ -46,40 +46,40 @@ type bridge struct {
 	timeout time.Duration
 }
 
-type bridgeKey struct{}
-
-// withBridge attaches the legacy input bridge to ctx for the methods that
-// may need input, when the session declared client capabilities at
-// initialize and the transport can send ahead of the response. The
-// request's catalog.Input then carries those capabilities, so the catalog
-// still refuses input the client cannot give (MissingCapabilityError).
-func (s *Server) withBridge(ctx context.Context, req Request, m *Message) context.Context {
+// newBridge returns the legacy input bridge for the methods that may need
+// input, when the session declared client capabilities at initialize and
+// the transport can send ahead of the response; else nil. The request's
+// catalog.Input then carries those capabilities (bridge.input), so the
+// catalog still refuses input the client cannot give
+// (MissingCapabilityError).
+func (s *Server) newBridge(req Request, m *Message) *bridge {
 	if req.Session == nil || req.Notify == nil || m.ID == nil {
-		return ctx
+		return nil
 	}
 	switch m.Method {
 	case "resources/read", "prompts/get", "tools/call":
 	default:
-		return ctx
+		return nil
 	}
 	caps := req.Session.clientCapabilities()
 	if caps == nil {
-		return ctx
+		return nil
 	}
 	timeout := s.opts.InputTimeout
 	if timeout <= 0 {
 		timeout = DefaultInputTimeout
 	}
-	b := &bridge{sess: req.Session, notify: req.Notify, caps: caps, timeout: timeout}
-	ctx = context.WithValue(ctx, bridgeKey{}, b)
-	return catalog.WithInput(ctx, &catalog.Input{Capabilities: caps})
+	return &bridge{sess: req.Session, notify: req.Notify, caps: caps, timeout: timeout}
 }
 
-// bridged runs call, and while it comes back input_required on a bridged
-// legacy request, asks the client and runs it again with the answers.
-func bridged[T any](ctx context.Context, call func(context.Context) (T, error)) (T, error) {
-	v, err := call(ctx)
-	b, _ := ctx.Value(bridgeKey{}).(*bridge)
+// input is the first round's catalog.Input: the session's capabilities.
+func (b *bridge) input() *catalog.Input { return &catalog.Input{Capabilities: b.caps} }
+
+// bridged runs call with r, and while it comes back input_required on a
+// bridged legacy request (b not nil), asks the client and runs it again
+// with the answers.
+func bridged[T any](ctx context.Context, b *bridge, r catalog.Request, call func(catalog.Request) (T, error)) (T, error) {
+	v, err := call(r)
 	if b == nil {
 		return v, err
 	}
@@ -98,7 +98,8 @@ func bridged[T any](ctx context.Context, call func(context.Context) (T, error)) 
 			var zero T
 			return zero, aerr
 		}
-		v, err = call(catalog.WithInput(ctx, in))
+		r.Input = in
+		v, err = call(r)
 	}
 }
 

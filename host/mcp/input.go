@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 
@@ -9,24 +8,24 @@ import (
 	"github.com/corral-mcp/corral/host/catalog"
 )
 
-// withInput attaches the request's input_required members (client
-// capabilities, inputResponses, requestState) to ctx for the three methods
-// that may answer input_required, on the 2026-07-28 protocol only. A
+// requestInput returns the request's input_required members (client
+// capabilities, inputResponses, requestState) for the three methods that
+// may answer input_required, on the 2026-07-28 protocol only, else nil. A
 // legacy request carries none here; the 2025 input bridge (bridge.go)
-// attaches the session's capabilities instead.
-func withInput(ctx context.Context, m *Message, e era) context.Context {
+// gives the session's capabilities instead.
+func requestInput(m *Message, e era) *catalog.Input {
 	if e != eraModern || m.p.Meta == nil {
-		return ctx
+		return nil
 	}
 	switch m.Method {
 	case "resources/read", "prompts/get", "tools/call":
-		return catalog.WithInput(ctx, &catalog.Input{
+		return &catalog.Input{
 			Capabilities: m.p.Meta.ClientCapabilities,
 			Responses:    m.p.InputResponses,
 			State:        m.p.RequestState,
-		})
+		}
 	}
-	return ctx
+	return nil
 }
 
 // failed answers a failed resources/read, prompts/get or tools/call: an

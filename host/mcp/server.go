@@ -103,7 +103,7 @@ type Request struct {
 	// Notify, when set, sends a notification related to this request
 	// ahead of its response: progress (the request's _meta.progressToken)
 	// and log messages (its _meta logLevel, or the legacy session's
-	// level), which providers emit through catalog.SinkFrom.
+	// level), which providers emit through the catalog.Sink of their call.
 	Notify func(msg []byte) error
 	// Header, when set, holds the HTTP headers of a modern request. A
 	// tools/call checks its Mcp-Param-* headers against the arguments
@@ -289,34 +289,39 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	if p.ID == "" {
 		p = catalog.Anonymous()
 	}
-	ctx, sink := s.withSink(ctx, req, m, e)
-	defer sink.close()
-	ctx = withInput(ctx, m, e)
+	r := catalog.Request{Principal: p, Input: requestInput(m, e)}
+	if sink := s.newSink(req, m, e); sink != nil {
+		defer sink.close()
+		r.Sink = sink
+	}
+	var b *bridge
 	if e == eraLegacy {
-		ctx = s.withBridge(ctx, req, m)
+		if b = s.newBridge(req, m); b != nil {
+			r.Input = b.input()
+		}
 	}
 	switch m.Method {
 	case "server/discover":
 		return s.discover(m, f), nil
 	case "resources/list":
-		return s.list(ctx, set, p, m, e, catalog.ListResources)
+		return s.list(ctx, set, r, m, e, catalog.ListResources)
 	case "resources/templates/list":
-		return s.list(ctx, set, p, m, e, catalog.ListTemplates)
+		return s.list(ctx, set, r, m, e, catalog.ListTemplates)
 	case "prompts/list":
-		return s.list(ctx, set, p, m, e, catalog.ListPrompts)
+		return s.list(ctx, set, r, m, e, catalog.ListPrompts)
 	case "tools/list":
-		return s.list(ctx, set, p, m, e, catalog.ListTools)
+		return s.list(ctx, set, r, m, e, catalog.ListTools)
 	case "resources/read":
-		return s.read(ctx, set, p, m, e)
+		return s.read(ctx, set, r, b, m, e)
 	case "prompts/get":
-		return s.getPrompt(ctx, set, p, m, e)
+		return s.getPrompt(ctx, set, r, b, m, e)
 	case "tools/call":
-		return s.callTool(ctx, set, p, m, e, req.Header)
+		return s.callTool(ctx, set, r, b, m, e, req.Header)
 	default: // completion/complete
 		if s.opts.AllowCompletion != nil && !s.opts.AllowCompletion(p) {
 			return nil, errRateLimited
 		}
-		return s.complete(ctx, set, p, m, e)
+		return s.complete(ctx, set, r, m, e)
 	}
 }
 
@@ -531,12 +536,12 @@ func rawSize(items []json.RawMessage) int {
 	return n
 }
 
-func (s *Server) list(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era, kind catalog.ListKind) ([]byte, *Error) {
+func (s *Server) list(ctx context.Context, set *catalog.Set, r catalog.Request, m *Message, e era, kind catalog.ListKind) ([]byte, *Error) {
 	cursor := ""
 	if m.p.Cursor != nil {
 		cursor = *m.p.Cursor
 	}
-	page, err := set.List(ctx, p, kind, cursor)
+	page, err := set.List(ctx, r, kind, cursor)
 	if err != nil {
 		return nil, s.mapError(err, m, e)
 	}
@@ -564,12 +569,12 @@ func (s *Server) list(ctx context.Context, set *catalog.Set, p abi.Principal, m 
 	}), nil
 }
 
-func (s *Server) read(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era) ([]byte, *Error) {
+func (s *Server) read(ctx context.Context, set *catalog.Set, r catalog.Request, b *bridge, m *Message, e era) ([]byte, *Error) {
 	if m.p.URI == "" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: uri is required."}
 	}
-	rr, err := bridged(ctx, func(ctx context.Context) (*catalog.ReadResult, error) {
-		return set.ReadResource(ctx, p, m.p.URI)
+	rr, err := bridged(ctx, b, r, func(r catalog.Request) (*catalog.ReadResult, error) {
+		return set.ReadResource(ctx, r, m.p.URI)
 	})
 	if err != nil {
 		return s.failed(err, m, e)
@@ -586,7 +591,7 @@ func (s *Server) read(ctx context.Context, set *catalog.Set, p abi.Principal, m 
 	}), nil
 }
 
-func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era) ([]byte, *Error) {
+func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, r catalog.Request, b *bridge, m *Message, e era) ([]byte, *Error) {
 	if m.p.Name == "" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: name is required."}
 	}
@@ -599,8 +604,8 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 			}
 		}
 	}
-	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
-		return set.GetPrompt(ctx, p, m.p.Name, args)
+	raw, err := bridged(ctx, b, r, func(r catalog.Request) (json.RawMessage, error) {
+		return set.GetPrompt(ctx, r, m.p.Name, args)
 	})
 	if err != nil {
 		return s.failed(err, m, e)
@@ -608,7 +613,7 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, p abi.Principa
 	return s.spliced(m, e, raw)
 }
 
-func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era, h http.Header) ([]byte, *Error) {
+func (s *Server) callTool(ctx context.Context, set *catalog.Set, r catalog.Request, b *bridge, m *Message, e era, h http.Header) ([]byte, *Error) {
 	if m.p.Name == "" {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: name is required."}
 	}
@@ -622,14 +627,14 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, p abi.Principal
 	if h != nil && e == eraModern {
 		// Only a visible tool's headers are checked; a hidden one goes on
 		// to CallTool, which answers it as unknown.
-		if params, visible := set.ToolParamHeaders(p, m.p.Name); visible {
+		if params, visible := set.ToolParamHeaders(r.Principal, m.p.Name); visible {
 			if herr := checkParamHeaders(h, args, params); herr != nil {
 				return nil, herr
 			}
 		}
 	}
-	raw, err := bridged(ctx, func(ctx context.Context) (json.RawMessage, error) {
-		return set.CallTool(ctx, p, m.p.Name, args)
+	raw, err := bridged(ctx, b, r, func(r catalog.Request) (json.RawMessage, error) {
+		return set.CallTool(ctx, r, m.p.Name, args)
 	})
 	if err != nil {
 		return s.failed(err, m, e)
@@ -661,7 +666,7 @@ func (s *Server) spliced(m *Message, e era, raw json.RawMessage) ([]byte, *Error
 	return s.result(m.ID, e, len(obj), func(b []byte) []byte { return append(b, obj...) }), nil
 }
 
-func (s *Server) complete(ctx context.Context, set *catalog.Set, p abi.Principal, m *Message, e era) ([]byte, *Error) {
+func (s *Server) complete(ctx context.Context, set *catalog.Set, r catalog.Request, m *Message, e era) ([]byte, *Error) {
 	ref, arg := m.p.Ref, m.p.Argument
 	switch {
 	case ref == nil:
@@ -679,7 +684,7 @@ func (s *Server) complete(ctx context.Context, set *catalog.Set, p abi.Principal
 	if m.p.Context != nil {
 		ctxArgs = m.p.Context.Arguments
 	}
-	c, err := set.Complete(ctx, p, abi.CompleteRef{Type: ref.Type, Name: ref.Name, URI: ref.URI},
+	c, err := set.Complete(ctx, r, abi.CompleteRef{Type: ref.Type, Name: ref.Name, URI: ref.URI},
 		abi.CompleteArgument{Name: *arg.Name, Value: *arg.Value}, ctxArgs)
 	if err != nil {
 		return nil, s.mapError(err, m, e)

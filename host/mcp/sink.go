@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -36,12 +35,12 @@ type requestSink struct {
 	done bool // the response is on its way: send nothing more
 }
 
-// withSink attaches a requestSink to ctx when the request can receive
-// request-scoped notifications and asked for some. It returns the sink
-// (nil when none) so that Serve can close it before responding.
-func (s *Server) withSink(ctx context.Context, req Request, m *Message, e era) (context.Context, *requestSink) {
+// newSink returns a requestSink when the request can receive
+// request-scoped notifications and asked for some, else nil. Serve closes
+// it before responding.
+func (s *Server) newSink(req Request, m *Message, e era) *requestSink {
 	if req.Notify == nil || m.ID == nil {
-		return ctx, nil
+		return nil
 	}
 	var token json.RawMessage
 	if meta := m.p.Meta; meta != nil && validToken(meta.ProgressToken) {
@@ -59,10 +58,9 @@ func (s *Server) withSink(ctx context.Context, req Request, m *Message, e era) (
 		}
 	}
 	if token == nil && minLevel < 0 {
-		return ctx, nil // most requests: no sink to allocate
+		return nil // most requests: no sink to allocate
 	}
-	rs := &requestSink{notify: req.Notify, token: token, minLevel: minLevel}
-	return catalog.WithSink(ctx, rs), rs
+	return &requestSink{notify: req.Notify, token: token, minLevel: minLevel}
 }
 
 // validToken reports whether raw is a progress token: a string or a number.
@@ -138,3 +136,5 @@ func (rs *requestSink) Log(level, logger, message string) bool {
 	b = append(b, "}}"...)
 	return rs.notify(b) == nil
 }
+
+var _ catalog.Sink = (*requestSink)(nil)

@@ -19,8 +19,12 @@ func (chatty) Manifest() *abi.Manifest {
 	return &abi.Manifest{ABI: abi.Major, Name: "chatty", Version: "1", Tools: []abi.Tool{{Name: "work", InputSchema: []byte(`{"type":"object"}`)}}}
 }
 
-func (chatty) Call(ctx context.Context, op abi.Op, _ []byte) ([]byte, error) {
-	if s := catalog.SinkFrom(ctx); s != nil {
+func (chatty) Digest() string { return "" }
+
+func (chatty) RejectOutput(abi.Op, error) {}
+
+func (chatty) Call(_ context.Context, c catalog.Call) (catalog.Result, error) {
+	if s := c.Sink; s != nil {
 		s.Progress(1, 2, "half")
 		s.Progress(1, 2, "again")
 		s.Progress(2, 0, "")
@@ -28,8 +32,10 @@ func (chatty) Call(ctx context.Context, op abi.Op, _ []byte) ([]byte, error) {
 			s.Log(l, "chatty", l+" line")
 		}
 	}
-	return []byte(`{"content":[{"type":"text","text":"done"}]}`), nil
+	return catalog.Result{Body: []byte(`{"content":[{"type":"text","text":"done"}]}`)}, nil
 }
+
+var _ catalog.Provider = chatty{}
 
 func TestRequestScopedNotifications(t *testing.T) {
 	srv := newServer(t, chatty{})

@@ -26,7 +26,7 @@ func TestZeroLengthAnyPointer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, RuntimeConfig{})
 			p := e.load(t, "zerolen", Config{PoolSize: 1, Grants: tt.grants})
-			out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+			out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{}`))
 			if err != nil {
 				t.Fatalf("call: %v", err)
 			}
@@ -45,7 +45,7 @@ func TestSetResultOutsideCall(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{})
 	p := e.load(t, "bufresult", Config{PoolSize: 1})
 	req := []byte(`{"pad":"` + strings.Repeat("x", 2000) + `"}`)
-	out, err := p.Call(context.Background(), abi.OpReadResource, req)
+	out, err := invoke(p, context.Background(), abi.OpReadResource, req)
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassTrap {
 		t.Fatalf("call = %q, %v; want a trap", out, err)

@@ -111,13 +111,13 @@ func BenchmarkCallRead(b *testing.B) {
 			defer done()
 			req := reqs[name]
 			for range 2000 { // let a Go guest's heap reach its steady size
-				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+				if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+				if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -127,14 +127,14 @@ func BenchmarkCallRead(b *testing.B) {
 			defer done()
 			req := reqs[name]
 			for range 2000 {
-				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+				if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+					if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 						b.Error(err)
 						return
 					}

@@ -49,7 +49,7 @@ func TestCapabilitiesDeniedUnlessGranted(t *testing.T) {
 	// Granted but not requested: still denied.
 	e2 := newEnv(t, RuntimeConfig{})
 	u := e2.load(t, "ungranted", Config{Grants: allGrants(t)})
-	out, err := u.Call(context.Background(), abi.OpCallTool, []byte(`{}`))
+	out, err := invoke(u, context.Background(), abi.OpCallTool, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestFloods(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{NotifyQueue: 50})
 	p := e.load(t, "flood", Config{Grants: Grants{Log: true, Notify: true},
 		Limits: Limits{LogRate: 1, LogBurst: 20, NotifyRate: 1, NotifyBurst: 100}})
-	out, err := p.Call(context.Background(), abi.OpCallTool, []byte(`{}`))
+	out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestFloods(t *testing.T) {
 		t.Error("drops were not observed")
 	}
 	// Still serving.
-	if _, err := p.Call(context.Background(), abi.OpCallTool, []byte(`{}`)); err != nil {
+	if _, err := invoke(p, context.Background(), abi.OpCallTool, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -294,7 +294,7 @@ func TestNotifyQueueFullDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Call(context.Background(), abi.OpCallTool, []byte(`{}`))
+	out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestKVFlood(t *testing.T) {
 	p := e.load(t, "kvflood", Config{PoolSize: 1, Grants: Grants{KV: true}, Limits: Limits{KVQuotaBytes: quota}})
 	other := e.load(t, "caps", Config{PoolSize: 1, Grants: Grants{KV: true}, Limits: Limits{KVQuotaBytes: 256}})
 	for round := range 2 {
-		out, err := p.Call(context.Background(), abi.OpCallTool, []byte(`{}`))
+		out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(`{}`))
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -116,7 +116,7 @@ func goodLatencies(b *testing.B, good *Plugin, n int) []time.Duration {
 		}
 		next = next.Add(pace)
 		start := time.Now()
-		if _, err := good.Call(context.Background(), abi.OpReadResource, req); err != nil {
+		if _, err := invoke(good, context.Background(), abi.OpReadResource, req); err != nil {
 			b.Fatal(err)
 		}
 		out[i] = time.Since(start)
@@ -168,7 +168,7 @@ func BenchmarkNeighbourUnderAttack(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for ctx.Err() == nil {
-					bad.Call(ctx, a.op, []byte(`{"uri":"x://y","principal":{"id":"t"}}`))
+					invoke(bad, ctx, a.op, []byte(`{"uri":"x://y","principal":{"id":"t"}}`))
 					n++
 				}
 			}()

@@ -18,7 +18,7 @@ func TestDeadlineAfterSleep(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{})
 	p := e.load(t, "sleeper", Config{PoolSize: 1, Limits: Limits{Timeout: 100 * time.Millisecond, FailureThreshold: 1000}})
 	for i := range 20 {
-		out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+		out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{}`))
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Class != ClassTimeout {
 			t.Fatalf("read %d: %q, %v; want a timeout", i, out, err)

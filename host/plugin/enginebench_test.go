@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // BenchmarkEngine compares the engines compiled into the test binary on
@@ -95,7 +96,7 @@ func BenchmarkEngine(b *testing.B) {
 		warmUp(b, p, req, 2000)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+			if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -108,7 +109,7 @@ func BenchmarkEngine(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+				if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 					b.Error(err)
 					return
 				}
@@ -143,7 +144,7 @@ func BenchmarkEngine(b *testing.B) {
 					b.Fatal(err)
 				}
 				for range 200 { // let a Go guest's heap reach its steady size
-					if _, _, err := in.call(ctx, abi.OpReadResource, req, nil); err != nil {
+					if _, _, err := in.call(ctx, catalog.Call{Op: abi.OpReadResource, Request: req}, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -183,7 +184,7 @@ func benchEnginePlugin(b *testing.B, eng string, wasm []byte, pool int) (*Plugin
 
 func warmUp(b *testing.B, p *Plugin, req []byte, n int) {
 	for range n {
-		if _, err := p.Call(context.Background(), abi.OpReadResource, req); err != nil {
+		if _, err := invoke(p, context.Background(), abi.OpReadResource, req); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -265,7 +265,7 @@ func kitCompiledOncePerFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := p.Call(ctx, abi.OpCallTool, []byte(`{}`))
+		out, err := invoke(p, ctx, abi.OpCallTool, []byte(`{}`))
 		p.Close(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -301,7 +301,7 @@ func kitGoGuest(t *testing.T) {
 	}
 	defer p.Close(ctx)
 	for range 50 {
-		out, err := p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://static-text","principal":{"id":"kit"}}`))
+		out, err := invoke(p, ctx, abi.OpReadResource, []byte(`{"uri":"test://static-text","principal":{"id":"kit"}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func kitGoGuest(t *testing.T) {
 			t.Fatalf("read = %s", out)
 		}
 	}
-	_, err = p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://nope","principal":{"id":"kit"}}`))
+	_, err = invoke(p, ctx, abi.OpReadResource, []byte(`{"uri":"test://nope","principal":{"id":"kit"}}`))
 	if !errors.As(err, new(*abi.Error)) {
 		t.Errorf("unknown resource: %v, want *abi.Error", err)
 	}
@@ -345,7 +345,7 @@ func kitEveryFixture(t *testing.T) {
 			}
 			defer p.Close(context.Background())
 			for _, op := range []abi.Op{abi.OpReadResource, abi.OpCallTool, abi.OpGetPrompt, abi.OpComplete} {
-				_, err := p.Call(context.Background(), op, []byte(`{"uri":"x://y","name":"echo","principal":{"id":"kit"}}`))
+				_, err := invoke(p, context.Background(), op, []byte(`{"uri":"x://y","name":"echo","principal":{"id":"kit"}}`))
 				var pe *Error
 				if err != nil && !errors.As(err, new(*abi.Error)) && !errors.As(err, &pe) {
 					t.Errorf("%s: unclassified error %v", op, err)
@@ -367,7 +367,7 @@ func kitCancelWithoutDeadline(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		cancel()
 	}()
-	_, err := p.Call(ctx, abi.OpReadResource, []byte(`{}`))
+	_, err := invoke(p, ctx, abi.OpReadResource, []byte(`{}`))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassCanceled {
 		t.Fatalf("err = %v, want canceled", err)
@@ -402,7 +402,7 @@ func kitFuel(t *testing.T) {
 		readGood(t, good)
 	}
 	loop := e.load(t, "loop", Config{PoolSize: 1, Limits: limits})
-	_, err = loop.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+	_, err = invoke(loop, context.Background(), abi.OpReadResource, []byte(`{}`))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassTrap || !strings.Contains(err.Error(), "out of fuel") {
 		t.Fatalf("err = %v, want a trap out of fuel", err)

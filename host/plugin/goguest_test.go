@@ -16,10 +16,9 @@ import (
 	"github.com/corral-mcp/corral/host/plugin"
 )
 
-// Interface guards: a Plugin is a catalog provider with a digest.
+// Interface guards of the package's exported types (plugin.go guards
+// catalog.Provider).
 var (
-	_ catalog.Provider  = (*plugin.Plugin)(nil)
-	_ catalog.Digester  = (*plugin.Plugin)(nil)
 	_ plugin.Observer   = nil
 	_ plugin.Store      = (*plugin.MemoryStore)(nil)
 	_ plugin.Notifier   = nil
@@ -138,11 +137,12 @@ func TestGoGuestConformance(t *testing.T) {
 			defer wg.Done()
 			for i := range 10 {
 				req := fmt.Sprintf(`{"uri":"test://static-text","principal":{"id":"p%d-%d"}}`, w, i)
-				out, err := p.Call(ctx, abi.OpReadResource, []byte(req))
+				res0, err := p.Call(ctx, catalog.Call{Op: abi.OpReadResource, Request: []byte(req)})
 				if err != nil {
 					errs <- err
 					continue
 				}
+				out := res0.Body
 				var res abi.ReadResourceResult
 				if err := json.Unmarshal(out, &res); err != nil || len(res.Contents) != 1 ||
 					!strings.Contains(string(res.Contents[0]), `"uri":"test://static-text"`) {
@@ -158,10 +158,9 @@ func TestGoGuestConformance(t *testing.T) {
 	}
 
 	// An unknown resource is a guest-declared error, not a failure.
-	_, err = p.Call(ctx, abi.OpReadResource, []byte(`{"uri":"test://nope","principal":{"id":"x"}}`))
-	var ae *abi.Error
-	if !errors.As(err, &ae) {
-		t.Errorf("unknown resource: %v, want *abi.Error", err)
+	res, err := p.Call(ctx, catalog.Call{Op: abi.OpReadResource, Request: []byte(`{"uri":"test://nope","principal":{"id":"x"}}`)})
+	if err != nil || res.Status != abi.StatusError {
+		t.Errorf("unknown resource: %v, status %d, want abi.StatusError", err, res.Status)
 	}
 }
 

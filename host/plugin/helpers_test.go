@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // fixture returns the bytes of testdata/wat/<name>.wasm.
@@ -186,7 +187,7 @@ func (e *env) tryLoad(t testing.TB, name string, cfg Config) (*Plugin, error) {
 // readGood checks that good.wasm answers its canned resource.
 func readGood(t testing.TB, p *Plugin) {
 	t.Helper()
-	out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`))
+	out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`))
 	if err != nil {
 		t.Fatalf("good read: %v", err)
 	}
@@ -204,7 +205,7 @@ type capsResult struct {
 
 func callCaps(t testing.TB, p *Plugin, req string) capsResult {
 	t.Helper()
-	out, err := p.Call(context.Background(), abi.OpCallTool, []byte(req))
+	out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(req))
 	if err != nil {
 		t.Fatalf("caps %q: %v", req, err)
 	}
@@ -227,4 +228,29 @@ func countFiles(t testing.TB, dir string) int {
 		return nil
 	})
 	return n
+}
+
+// invoke calls p the way the catalog does and returns the payload, with a
+// declared failure as its *abi.Error and a request for input as its
+// *abi.InputRequired.
+func invoke(p *Plugin, ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+	res, err := p.Call(ctx, catalog.Call{Op: op, Request: req})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case abi.StatusError:
+		var e abi.Error
+		if err := json.Unmarshal(res.Body, &e); err != nil {
+			return nil, err
+		}
+		return nil, &e
+	case abi.StatusInputRequired:
+		var ir abi.InputRequired
+		if err := json.Unmarshal(res.Body, &ir); err != nil {
+			return nil, err
+		}
+		return nil, &ir
+	}
+	return res.Body, nil
 }

@@ -174,7 +174,7 @@ func hostLog(ctx context.Context, mem Memory, stack []uint64) {
 		return
 	}
 	st.p.log.Log(ctx, lvl, string(msg), "source", "guest", "truncated", n > maxLogBytes)
-	forwardLog(ctx, st, level, msg)
+	forwardLog(st, level, msg)
 	setRet(stack, 0)
 }
 

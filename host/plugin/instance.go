@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // stateKey carries the *callState of the running guest call to host
@@ -19,7 +20,8 @@ type stateKey struct{}
 // One instance runs one call at a time, so it needs no lock.
 type callState struct {
 	p    *Plugin
-	caps *capSet // nil: no capabilities (during _initialize and describe)
+	caps *capSet      // nil: no capabilities (during _initialize and describe)
+	sink catalog.Sink // the request's progress and log sink; nil: none
 
 	inCall    bool
 	result    []byte
@@ -103,13 +105,15 @@ func (in *instance) marker(ctx context.Context) (uint32, error) {
 	return uint32(stack[0]), nil
 }
 
-// call runs one operation. It returns the response payload, the class of
-// the outcome and, for anything but ClassOK, an error. A *abi.Error is
-// returned for ClassGuestError. caps nil runs without capabilities.
-func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSet) ([]byte, ErrorClass, error) {
+// call runs one operation. It returns the guest's status and payload, the
+// class of the outcome and, for a host-level failure, an error; a declared
+// failure (ClassGuestError) and a request for input are results, not
+// errors. caps nil runs without capabilities.
+func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (catalog.Result, ErrorClass, error) {
 	p := in.state.p
 	st := &in.state
-	st.caps = caps
+	op, req := c.Op, c.Request
+	st.caps, st.sink = caps, c.Sink
 	st.result, st.resultSet, st.oversize = nil, false, 0
 	st.pending, st.hasPending = nil, false
 	st.progress.reset()
@@ -120,7 +124,7 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 	cctx = context.WithValue(cctx, stateKey{}, st)
 	defer func() {
 		st.pending, st.hasPending = nil, false
-		st.result = nil
+		st.result, st.sink = nil, nil
 	}()
 
 	n := uint32(len(req))
@@ -128,19 +132,19 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 		size := max(n, 1024)
 		in.stack[0] = uint64(size)
 		if err := in.bufFn.Call(cctx, in.stack[:]); err != nil {
-			return nil, classify(ctx, cctx), fmt.Errorf("%s: %w", abi.ExportBuffer, err)
+			return catalog.Result{}, classify(ctx, cctx), fmt.Errorf("%s: %w", abi.ExportBuffer, err)
 		}
 		ptr := uint32(in.stack[0])
 		if ptr == 0 {
-			return nil, ClassBadOutput, fmt.Errorf("%s(%d) returned 0", abi.ExportBuffer, size)
+			return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s(%d) returned 0", abi.ExportBuffer, size)
 		}
 		if uint64(ptr)+uint64(size) > uint64(in.mem.Size()) {
-			return nil, ClassBadOutput, fmt.Errorf("%s(%d) returned %#x, beyond memory", abi.ExportBuffer, size, ptr)
+			return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s(%d) returned %#x, beyond memory", abi.ExportBuffer, size, ptr)
 		}
 		in.bufPtr, in.bufCap = ptr, size
 	}
 	if n > 0 && !in.mem.Write(in.bufPtr, req) {
-		return nil, ClassBadOutput, errors.New("request buffer is beyond memory")
+		return catalog.Result{}, ClassBadOutput, errors.New("request buffer is beyond memory")
 	}
 
 	in.stack[0], in.stack[1] = uint64(op), uint64(n)
@@ -149,42 +153,42 @@ func (in *instance) call(ctx context.Context, op abi.Op, req []byte, caps *capSe
 	st.inCall = false
 	if err != nil {
 		if st.oversize > 0 {
-			return nil, ClassOversize, fmt.Errorf("response of %d bytes is over the limit of %d", st.oversize, p.cfg.Limits.MaxResponseBytes)
+			return catalog.Result{}, ClassOversize, fmt.Errorf("response of %d bytes is over the limit of %d", st.oversize, p.cfg.Limits.MaxResponseBytes)
 		}
-		return nil, classify(ctx, cctx), err
+		return catalog.Result{}, classify(ctx, cctx), err
 	}
 	// A guest woken from a sleep at its deadline may answer before any
 	// interrupt check runs (and wasmtime's sleep does not wake at all):
 	// whatever it answered, a call that ends past its deadline failed.
 	if expired(cctx) {
-		return nil, classify(ctx, cctx), fmt.Errorf("%s returned after its deadline: %w", abi.ExportCall, context.DeadlineExceeded)
+		return catalog.Result{}, classify(ctx, cctx), fmt.Errorf("%s returned after its deadline: %w", abi.ExportCall, context.DeadlineExceeded)
 	}
 	if !st.resultSet {
-		return nil, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
+		return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
 	}
-	out := st.result
-	switch status := abi.Status(int32(uint32(in.stack[0]))); status {
+	res := catalog.Result{Status: abi.Status(int32(uint32(in.stack[0]))), Body: st.result}
+	switch res.Status {
 	case abi.StatusOK:
-		if !json.Valid(out) {
-			return nil, ClassBadOutput, errors.New("response is not valid JSON")
+		if !json.Valid(res.Body) {
+			return catalog.Result{}, ClassBadOutput, errors.New("response is not valid JSON")
 		}
-		return out, ClassOK, nil
+		return res, ClassOK, nil
 	case abi.StatusError:
 		var e abi.Error
-		if err := json.Unmarshal(out, &e); err != nil || e.Code == "" {
-			return nil, ClassBadOutput, errors.New("error response is not a well-formed error object")
+		if err := json.Unmarshal(res.Body, &e); err != nil || e.Code == "" {
+			return catalog.Result{}, ClassBadOutput, errors.New("error response is not a well-formed error object")
 		}
-		return nil, ClassGuestError, &e
+		return res, ClassGuestError, nil
 	case abi.StatusInputRequired:
 		var ir abi.InputRequired
-		if err := json.Unmarshal(out, &ir); err != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
-			return nil, ClassBadOutput, errors.New("input-required response is not a well-formed InputRequired object")
+		if err := json.Unmarshal(res.Body, &ir); err != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
+			return catalog.Result{}, ClassBadOutput, errors.New("input-required response is not a well-formed InputRequired object")
 		}
 		// Asking the client is an answer, not a failure: the catalog
 		// validates the requests and seals the state.
-		return nil, ClassOK, &ir
+		return res, ClassOK, nil
 	default:
-		return nil, ClassBadOutput, fmt.Errorf("%s returned unknown status %d", abi.ExportCall, int32(status))
+		return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s returned unknown status %d", abi.ExportCall, int32(res.Status))
 	}
 }
 

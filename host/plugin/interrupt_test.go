@@ -72,7 +72,7 @@ func TestInterruptGoGuest(t *testing.T) {
 	for _, req := range []string{`"spin"`, `"sleep"`, `"recurse"`} {
 		t.Run(req, func(t *testing.T) {
 			start := time.Now()
-			_, err := p.Call(context.Background(), abi.OpReadResource, []byte(req))
+			_, err := invoke(p, context.Background(), abi.OpReadResource, []byte(req))
 			elapsed := time.Since(start)
 			var pe *Error
 			if !errors.As(err, &pe) || pe.Class != ClassTimeout {
@@ -84,7 +84,7 @@ func TestInterruptGoGuest(t *testing.T) {
 			if elapsed < timeout || elapsed > timeout+stopBound {
 				t.Errorf("returned after %v with a %v deadline", elapsed, timeout)
 			}
-			out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`"echo"`))
+			out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`"echo"`))
 			if err != nil || string(out) != `"echo"` {
 				t.Fatalf("after %s: %q, %v", req, out, err)
 			}
@@ -107,7 +107,7 @@ func TestInterruptCaller(t *testing.T) {
 	defer p.Close(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err = p.Call(ctx, abi.OpReadResource, []byte(`"sleep"`))
+	_, err = invoke(p, ctx, abi.OpReadResource, []byte(`"sleep"`))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassCanceled {
 		t.Fatalf("err = %v, want canceled", err)
@@ -177,7 +177,7 @@ func TestInterruptWAT(t *testing.T) {
 				}
 				defer p.Close(context.Background())
 				start = time.Now()
-				_, err = p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+				_, err = invoke(p, context.Background(), abi.OpReadResource, []byte(`{}`))
 				var pe *Error
 				if !errors.As(err, &pe) || pe.Class != ClassTimeout {
 					t.Fatalf("err = %v, want a timeout", err)

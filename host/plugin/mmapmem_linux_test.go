@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -102,12 +103,12 @@ func TestMmapAllocatorInstance(t *testing.T) {
 			if n.Load() != 1 {
 				t.Fatalf("the allocator made %d memories, want 1", n.Load())
 			}
-			out, _, err := in.call(context.Background(), tt.op, []byte(tt.req), nil)
+			out, _, err := in.call(context.Background(), catalog.Call{Op: tt.op, Request: []byte(tt.req)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(out), tt.want) {
-				t.Errorf("out = %s, want it to contain %s", out, tt.want)
+			if !strings.Contains(string(out.Body), tt.want) {
+				t.Errorf("out = %s, want it to contain %s", out.Body, tt.want)
 			}
 		})
 	}
@@ -143,7 +144,7 @@ func BenchmarkInstanceMemory(b *testing.B) {
 						b.Fatal(err)
 					}
 					for range 200 {
-						if _, _, err := in.call(context.Background(), abi.OpReadResource, req, p.caps); err != nil {
+						if _, _, err := in.call(context.Background(), catalog.Call{Op: abi.OpReadResource, Request: req}, p.caps); err != nil {
 							b.Fatal(err)
 						}
 					}

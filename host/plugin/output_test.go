@@ -40,12 +40,12 @@ func TestInvalidOutputContained(t *testing.T) {
 	for name, uri := range bad {
 		t.Run(name, func(t *testing.T) {
 			for i := range 3 {
-				_, err := set.ReadResource(ctx, catalog.Anonymous(), uri)
+				_, err := set.ReadResource(ctx, catalog.Request{Principal: catalog.Anonymous()}, uri)
 				ce := catalog.AsError(err)
 				if ce == nil || ce.Kind != catalog.KindInternal || ce.Plugin != name {
 					t.Fatalf("read %d of %s: got %v, want an internal error naming %s", i, uri, err, name)
 				}
-				res, err := set.ReadResource(ctx, catalog.Anonymous(), "good://hello")
+				res, err := set.ReadResource(ctx, catalog.Request{Principal: catalog.Anonymous()}, "good://hello")
 				if err != nil || !strings.Contains(string(res.Contents[0]), "hello from wat") {
 					t.Fatalf("good.wasm after %s: %v", name, err)
 				}
@@ -56,7 +56,7 @@ func TestInvalidOutputContained(t *testing.T) {
 			if got := e.rec.classes(name); len(got) == 0 || got[len(got)-1] != ClassBadOutput {
 				t.Errorf("observer saw %v for %s, want a bad_output failure", got, name)
 			}
-			_, err := set.ReadResource(ctx, catalog.Anonymous(), uri)
+			_, err := set.ReadResource(ctx, catalog.Request{Principal: catalog.Anonymous()}, uri)
 			if ce := catalog.AsError(err); ce == nil || ce.Plugin != name {
 				t.Errorf("quarantined %s: %v", name, err)
 			}

@@ -29,14 +29,14 @@ func BenchmarkOverhead(b *testing.B) {
 	p, done := benchPlugin(b, wasm, 1)
 	defer done()
 	for range 1000 {
-		if _, err := p.Call(ctx, abi.OpReadResource, overheadPayload); err != nil {
+		if _, err := invoke(p, ctx, abi.OpReadResource, overheadPayload); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.SetBytes(int64(len(overheadPayload)))
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := p.Call(ctx, abi.OpReadResource, overheadPayload)
+		out, err := invoke(p, ctx, abi.OpReadResource, overheadPayload)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +64,7 @@ func BenchmarkPoolScaling(b *testing.B) {
 			defer done()
 			warm := func() { // every instance to its steady heap size
 				for range 3000 {
-					if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+					if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 						b.Error(err)
 						return
 					}
@@ -81,7 +81,7 @@ func BenchmarkPoolScaling(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := p.Call(ctx, abi.OpReadResource, req); err != nil {
+					if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
 						b.Error(err)
 						return
 					}
@@ -119,12 +119,12 @@ func BenchmarkFixtureCall(b *testing.B) {
 		b.Run(o.name, func(b *testing.B) {
 			req := []byte(o.req)
 			for range 2000 {
-				if _, err := p.Call(ctx, o.op, req); err != nil {
+				if _, err := invoke(p, ctx, o.op, req); err != nil {
 					b.Fatal(err)
 				}
 			}
 			for b.Loop() {
-				if _, err := p.Call(ctx, o.op, req); err != nil {
+				if _, err := invoke(p, ctx, o.op, req); err != nil {
 					b.Fatal(err)
 				}
 			}

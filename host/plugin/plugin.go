@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // describeRequest is the payload of abi.OpDescribe.
@@ -108,7 +109,10 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	if minor > abi.Minor {
 		p.log.Info("plugin built for a newer ABI minor", "guest_minor", minor, "host_minor", abi.Minor)
 	}
-	out, class, err := in.call(ctx, abi.OpDescribe, describeRequest, nil)
+	res, class, err := in.call(ctx, catalog.Call{Op: abi.OpDescribe, Request: describeRequest}, nil)
+	if err == nil && res.Status != abi.StatusOK {
+		class, err = ClassBadOutput, fmt.Errorf("answered status %d, not a manifest: %s", res.Status, res.Body)
+	}
 	if err != nil {
 		in.close(ctx)
 		if stderr := in.stderr.String(); stderr != "" {
@@ -116,7 +120,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		}
 		return nil, fail("describe: %s: %w", class, err)
 	}
-	man, unknown, err := parseManifest(out)
+	man, unknown, err := parseManifest(res.Body)
 	if err != nil {
 		in.close(ctx)
 		return nil, fail("describe: %w", err)
@@ -148,7 +152,7 @@ func (p *Plugin) Manifest() *abi.Manifest { return p.manifest }
 // Engine is the name of the engine that runs the plugin.
 func (p *Plugin) Engine() string { return p.engine }
 
-// Digest is the sha256 (hex) of the plugin file.
+// Digest implements catalog.Provider: the sha256 (hex) of the plugin file.
 func (p *Plugin) Digest() string { return p.mod.digest }
 
 // Source is the file name given in Config.Source.
@@ -167,39 +171,40 @@ func (p *Plugin) Quarantined() (bool, time.Time) {
 	return false, time.Time{}
 }
 
-// Call runs one operation on a pooled instance. It returns the response
-// payload; *abi.Error when the guest declared a failure; *Error (naming
-// the plugin) for every host-level failure.
-func (p *Plugin) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+// Call implements catalog.Provider: it runs one operation on a pooled
+// instance. The Result is the guest's status and payload (a declared
+// failure is abi.StatusError, not an error); every host-level failure is
+// an *Error naming the plugin.
+func (p *Plugin) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	start := time.Now()
-	out, class, err := p.call(ctx, op, req)
-	p.obs.Call(p.name, op.String(), time.Since(start), class)
+	res, class, err := p.call(ctx, c)
+	p.obs.Call(p.name, c.Op.String(), time.Since(start), class)
 	p.record(class)
-	if err != nil && class != ClassGuestError && class != ClassOK { // ClassOK: *abi.InputRequired
-		err = &Error{Plugin: p.name, Op: op, Class: class, Err: err}
+	if err != nil {
+		err = &Error{Plugin: p.name, Op: c.Op, Class: class, Err: err}
 	}
-	return out, err
+	return res, err
 }
 
-func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, ErrorClass, error) {
+func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, ErrorClass, error) {
 	if p.closed.Load() {
-		return nil, ClassClosed, ErrClosed
+		return catalog.Result{}, ClassClosed, ErrClosed
 	}
 	if q, until := p.Quarantined(); q {
-		return nil, ClassQuarantined, fmt.Errorf("%w, until %s", ErrQuarantined, until.Format(time.RFC3339))
+		return catalog.Result{}, ClassQuarantined, fmt.Errorf("%w, until %s", ErrQuarantined, until.Format(time.RFC3339))
 	}
-	if len(req) > p.cfg.Limits.MaxRequestBytes {
-		return nil, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(req), p.cfg.Limits.MaxRequestBytes)
+	if len(c.Request) > p.cfg.Limits.MaxRequestBytes {
+		return catalog.Result{}, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(c.Request), p.cfg.Limits.MaxRequestBytes)
 	}
 	in, class, err := p.acquire(ctx)
 	if err != nil {
-		return nil, class, err
+		return catalog.Result{}, class, err
 	}
 	if err := ctx.Err(); err != nil { // do not spend an instance on a call nobody awaits
 		p.release(in)
-		return nil, ClassCanceled, err
+		return catalog.Result{}, ClassCanceled, err
 	}
-	out, class, err := in.call(ctx, op, req, p.caps)
+	res, class, err := in.call(ctx, c, p.caps)
 	switch class {
 	case ClassOK, ClassGuestError:
 		if in.calls >= p.cfg.Limits.MaxCallsPerInstance {
@@ -209,13 +214,13 @@ func (p *Plugin) call(ctx context.Context, op abi.Op, req []byte) ([]byte, Error
 		}
 	default:
 		if tail := in.stderr.String(); tail != "" {
-			p.log.Warn("plugin instance failed", "op", op.String(), "class", string(class), "err", err, "stderr", tail)
+			p.log.Warn("plugin instance failed", "op", c.Op.String(), "class", string(class), "err", err, "stderr", tail)
 		} else {
-			p.log.Warn("plugin instance failed", "op", op.String(), "class", string(class), "err", err)
+			p.log.Warn("plugin instance failed", "op", c.Op.String(), "class", string(class), "err", err)
 		}
 		p.discard(in, string(class))
 	}
-	return out, class, err
+	return res, class, err
 }
 
 // record updates the failure count and the quarantine state.
@@ -269,3 +274,5 @@ func (p *Plugin) Close(ctx context.Context) error {
 	})
 	return err
 }
+
+var _ catalog.Provider = (*Plugin)(nil)

@@ -37,7 +37,7 @@ func TestGoodPlugin(t *testing.T) {
 	readGood(t, p)
 
 	req := `{"name":"echo","arguments":{"x":1},"principal":{"id":"a"}}`
-	out, err := p.Call(context.Background(), abi.OpCallTool, []byte(req))
+	out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(req))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestGoodPlugin(t *testing.T) {
 		t.Errorf("echo = %s, want %s", got, want)
 	}
 
-	_, err = p.Call(context.Background(), abi.OpGetPrompt, []byte(`{"name":"x"}`))
+	_, err = invoke(p, context.Background(), abi.OpGetPrompt, []byte(`{"name":"x"}`))
 	var ae *abi.Error
 	if !errors.As(err, &ae) || ae.Code != abi.CodeNotFound {
 		t.Errorf("get_prompt error = %v, want *abi.Error not_found", err)
@@ -59,7 +59,7 @@ func TestGoodPlugin(t *testing.T) {
 func TestRequestTooLarge(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{})
 	p := e.load(t, "good", Config{Limits: Limits{MaxRequestBytes: 100}})
-	_, err := p.Call(context.Background(), abi.OpCallTool, make([]byte, 101))
+	_, err := invoke(p, context.Background(), abi.OpCallTool, make([]byte, 101))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassRequest || pe.Plugin != "good" {
 		t.Fatalf("err = %v, want request class naming good", err)
@@ -158,7 +158,7 @@ func TestContained(t *testing.T) {
 				req = `{"uri":"x://y","principal":{"id":"t"}}`
 			}
 			for i := range 2 { // the replacement instance fails the same way
-				_, err := bad.Call(context.Background(), tt.op, []byte(req))
+				_, err := invoke(bad, context.Background(), tt.op, []byte(req))
 				var pe *Error
 				if !errors.As(err, &pe) {
 					t.Fatalf("call %d: err = %v, want *Error", i, err)
@@ -196,7 +196,7 @@ func TestShapeNotCheckedHere(t *testing.T) {
 		t.Run(tt.fixture, func(t *testing.T) {
 			e := newEnv(t, RuntimeConfig{})
 			p := e.load(t, tt.fixture, Config{})
-			out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{"uri":"x://y"}`))
+			out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{"uri":"x://y"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestMemoryLimit(t *testing.T) {
 		t.Run(fmt.Sprint(pages), func(t *testing.T) {
 			e := newEnv(t, RuntimeConfig{})
 			p := e.load(t, "grow", Config{PoolSize: 1, Limits: Limits{MemoryPages: pages}})
-			out, err := p.Call(context.Background(), abi.OpCallTool, []byte(`{}`))
+			out, err := invoke(p, context.Background(), abi.OpCallTool, []byte(`{}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ func TestMemoryLimit(t *testing.T) {
 func TestResponseLimitRaised(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{})
 	p := e.load(t, "bigout", Config{PoolSize: 1, Limits: Limits{MaxResponseBytes: 10 << 20}})
-	out, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+	out, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,21 +245,21 @@ func TestQuarantine(t *testing.T) {
 
 	// Guest-declared errors are not failures.
 	for range 5 {
-		if _, err := p.Call(ctx, abi.OpGetPrompt, nil); !errors.As(err, new(*abi.Error)) {
+		if _, err := invoke(p, ctx, abi.OpGetPrompt, nil); !errors.As(err, new(*abi.Error)) {
 			t.Fatalf("get_prompt: %v", err)
 		}
 	}
 	// A success resets the count.
 	for range 2 {
-		p.Call(ctx, abi.OpComplete, nil)
+		invoke(p, ctx, abi.OpComplete, nil)
 	}
-	if _, err := p.Call(ctx, abi.OpCallTool, echo); err != nil {
+	if _, err := invoke(p, ctx, abi.OpCallTool, echo); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		p.Call(ctx, abi.OpComplete, nil)
+		invoke(p, ctx, abi.OpComplete, nil)
 	}
-	_, err := p.Call(ctx, abi.OpCallTool, echo)
+	_, err := invoke(p, ctx, abi.OpCallTool, echo)
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassQuarantined || !errors.Is(err, ErrQuarantined) {
 		t.Fatalf("after 3 failures: %v, want quarantined", err)
@@ -270,12 +270,12 @@ func TestQuarantine(t *testing.T) {
 
 	// After the back-off one failure quarantines again, for twice as long.
 	now = now.Add(time.Minute + time.Second)
-	p.Call(ctx, abi.OpComplete, nil)
+	invoke(p, ctx, abi.OpComplete, nil)
 	if q, until := p.Quarantined(); !q || !until.Equal(now.Add(2*time.Minute)) {
 		t.Errorf("second quarantine = %v, %v, want until +2m", q, until)
 	}
 	now = now.Add(2*time.Minute + time.Second)
-	if _, err := p.Call(ctx, abi.OpCallTool, echo); err != nil {
+	if _, err := invoke(p, ctx, abi.OpCallTool, echo); err != nil {
 		t.Fatalf("after back-off: %v", err)
 	}
 	if q, _ := p.Quarantined(); q {
@@ -304,19 +304,19 @@ func TestHammer(t *testing.T) {
 				ctx := context.Background()
 				switch {
 				case (w+i)%7 == 0:
-					_, err := p.Call(ctx, abi.OpComplete, []byte(`{}`))
+					_, err := invoke(p, ctx, abi.OpComplete, []byte(`{}`))
 					var pe *Error
 					if !errors.As(err, &pe) || pe.Class != ClassTrap {
 						errs <- fmt.Errorf("trap call: %v", err)
 					}
 				case (w+i)%5 == 0:
-					_, err := p.Call(ctx, abi.OpGetPrompt, []byte(`{}`))
+					_, err := invoke(p, ctx, abi.OpGetPrompt, []byte(`{}`))
 					if !errors.As(err, new(*abi.Error)) {
 						errs <- fmt.Errorf("guest error call: %v", err)
 					}
 				default:
 					req := fmt.Sprintf(`{"name":"echo","arguments":{"w":%d,"i":%d,"pad":"%s"}}`, w, i, strings.Repeat("x", (w*31+i*17)%900))
-					out, err := p.Call(ctx, abi.OpCallTool, []byte(req))
+					out, err := invoke(p, ctx, abi.OpCallTool, []byte(req))
 					if err != nil {
 						errs <- fmt.Errorf("echo %d/%d: %v", w, i, err)
 						continue
@@ -348,7 +348,7 @@ func TestCloseWaitsAndRefuses(t *testing.T) {
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Call(context.Background(), abi.OpReadResource, []byte(`{}`))
+	_, err = invoke(p, context.Background(), abi.OpReadResource, []byte(`{}`))
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("after Close: %v, want ErrClosed", err)
 	}
@@ -359,7 +359,7 @@ func TestCallerCancelIsNotAFailure(t *testing.T) {
 	p := e.load(t, "loop", Config{PoolSize: 1, Limits: Limits{FailureThreshold: 1}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	_, err := p.Call(ctx, abi.OpReadResource, []byte(`{}`))
+	_, err := invoke(p, ctx, abi.OpReadResource, []byte(`{}`))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Class != ClassCanceled {
 		t.Fatalf("err = %v, want canceled", err)

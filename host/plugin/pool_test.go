@@ -422,7 +422,7 @@ func TestPoolHammer(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 40 {
-				if _, err := p.Call(context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`)); err != nil {
+				if _, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`)); err != nil {
 					t.Error(err)
 					return
 				}

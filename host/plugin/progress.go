@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/corral-mcp/corral/abi"
-	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // maxProgressPerCall caps the progress reports of one call.
@@ -24,9 +23,9 @@ type progressState struct {
 func (ps *progressState) reset() { *ps = progressState{} }
 
 // hostProgress implements abi.FuncProgress: (progress f64, total f64, mptr,
-// mlen i32) -> i32. The report goes to the catalog.Sink of the request the
-// call serves; without one (or without a progressToken) it is dropped and
-// the guest still gets 0.
+// mlen i32) -> i32. The report goes to the catalog.Sink the call was given
+// (catalog.Call.Sink); without one (or without a progressToken) it is
+// dropped and the guest still gets 0.
 func hostProgress(ctx context.Context, mem Memory, stack []uint64) {
 	const fn = abi.FuncProgress
 	st := mustState(ctx, fn)
@@ -55,22 +54,19 @@ func hostProgress(ctx context.Context, mem Memory, stack []uint64) {
 	}
 	ps.sent++
 	ps.last, ps.any = progress, true
-	if sink := catalog.SinkFrom(ctx); sink != nil {
-		sink.Progress(progress, total, string(guestBytes(fn, mem, ptr, n)))
+	if st.sink != nil {
+		st.sink.Progress(progress, total, string(guestBytes(fn, mem, ptr, n)))
 	}
 	setRet(stack, 0)
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-// forwardLog sends a guest log line to the request's sink, if the call
-// serves a request that asked for log messages.
-func forwardLog(ctx context.Context, st *callState, level int32, msg []byte) {
-	if !st.inCall {
-		return
-	}
-	sink := catalog.SinkFrom(ctx)
-	if sink == nil {
+// forwardLog sends a guest log line to the call's sink, if the call serves
+// a request that asked for log messages.
+func forwardLog(st *callState, level int32, msg []byte) {
+	sink := st.sink
+	if !st.inCall || sink == nil {
 		return
 	}
 	var name string

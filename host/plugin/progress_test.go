@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/corral-mcp/corral/abi"
-	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // sliceMem is a Memory over a byte slice.
@@ -51,9 +50,9 @@ func TestHostProgress(t *testing.T) {
 	mem := make(sliceMem, 8192)
 	copy(mem, "half")
 	p := &Plugin{name: "pg", obs: nopObserver{}}
-	st := &callState{p: p, inCall: true}
 	sink := &sinkRec{}
-	ctx := context.WithValue(catalog.WithSink(context.Background(), sink), stateKey{}, st)
+	st := &callState{p: p, inCall: true, sink: sink}
+	ctx := context.WithValue(context.Background(), stateKey{}, st)
 	call := func(progress, total float64, ptr, n uint32) int32 {
 		stack := []uint64{math.Float64bits(progress), math.Float64bits(total), uint64(ptr), uint64(n)}
 		hostProgress(ctx, mem, stack)
@@ -103,12 +102,12 @@ func TestHostProgress(t *testing.T) {
 
 func TestForwardLog(t *testing.T) {
 	sink := &sinkRec{}
-	st := &callState{p: &Plugin{name: "pg"}, inCall: true}
-	ctx := catalog.WithSink(context.Background(), sink)
+	st := &callState{p: &Plugin{name: "pg"}, inCall: true, sink: sink}
 	for _, l := range []int32{abi.LogDebug, abi.LogInfo, abi.LogWarn, abi.LogError, 9} {
-		forwardLog(ctx, st, l, []byte("m"))
+		forwardLog(st, l, []byte("m"))
 	}
-	forwardLog(context.Background(), st, abi.LogInfo, []byte("no sink"))
+	st.sink = nil
+	forwardLog(st, abi.LogInfo, []byte("no sink"))
 	want := []string{"log debug pg m", "log info pg m", "log warning pg m", "log error pg m"}
 	if diff := cmp.Diff(want, sink.got); diff != "" {
 		t.Errorf("forwarded (-want +got):\n%s", diff)

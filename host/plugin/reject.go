@@ -5,7 +5,7 @@ import "github.com/corral-mcp/corral/abi"
 // RejectOutput records that the catalog refused this plugin's output for
 // op (invalid UTF-8, bad base64, a URI outside its schemes, …): the call
 // counts as a failure toward quarantine and in the metrics, like a trap.
-// It implements catalog.OutputRejecter.
+// It implements catalog.Provider.
 func (p *Plugin) RejectOutput(op abi.Op, err error) {
 	p.log.Warn("plugin output rejected", "op", op.String(), "err", err)
 	p.obs.Rejected(p.name, op.String())

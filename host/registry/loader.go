@@ -37,7 +37,9 @@ type Plugin interface {
 
 // tracked wraps a Plugin to count calls in flight, so a retired plugin is
 // closed only after they finish, and to name its content for the Set's
-// generation.
+// generation. It spells out every method of catalog.Provider rather than
+// lean on the embedded interface, so that a method added to the contract
+// is a compile error here, not a call that silently misses the plugin.
 type tracked struct {
 	Plugin
 	digest   string
@@ -45,16 +47,19 @@ type tracked struct {
 }
 
 // Call implements catalog.Provider.
-func (t *tracked) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+func (t *tracked) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	t.inflight.Add(1)
 	defer t.inflight.Add(-1)
-	return t.Plugin.Call(ctx, op, req)
+	return t.Plugin.Call(ctx, c)
 }
 
-// Digest implements catalog.Digester: the sha256 of the plugin file.
+// RejectOutput implements catalog.Provider: the plugin hears of it.
+func (t *tracked) RejectOutput(op abi.Op, err error) { t.Plugin.RejectOutput(op, err) }
+
+// Digest implements catalog.Provider: the sha256 of the plugin file.
 func (t *tracked) Digest() string { return t.digest }
 
-var (
-	_ catalog.Provider = (*tracked)(nil)
-	_ catalog.Digester = (*tracked)(nil)
-)
+// Manifest implements catalog.Provider.
+func (t *tracked) Manifest() *abi.Manifest { return t.Plugin.Manifest() }
+
+var _ catalog.Provider = (*tracked)(nil)

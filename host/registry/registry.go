@@ -446,10 +446,14 @@ func (r *Registry) version(path string) *loaded {
 // manifest's claims on their own before anything runs.
 type manifestOnly struct{ m *abi.Manifest }
 
-func (p manifestOnly) Manifest() *abi.Manifest { return p.m }
-func (p manifestOnly) Call(context.Context, abi.Op, []byte) ([]byte, error) {
-	return nil, errors.New("registry: not instantiated")
+func (p manifestOnly) Manifest() *abi.Manifest    { return p.m }
+func (p manifestOnly) Digest() string             { return "" }
+func (p manifestOnly) RejectOutput(abi.Op, error) {}
+func (p manifestOnly) Call(context.Context, catalog.Call) (catalog.Result, error) {
+	return catalog.Result{}, errors.New("registry: not instantiated")
 }
+
+var _ catalog.Provider = manifestOnly{}
 
 func (r *Registry) unchanged(path string, st stamp) bool {
 	fi, err := os.Stat(path)

@@ -86,12 +86,14 @@ type nativePlugin struct {
 	closed atomic.Bool
 }
 
-func (p *nativePlugin) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+func (p *nativePlugin) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	if p.closed.Load() {
-		return nil, errors.New("plugin is closed")
+		return catalog.Result{}, errors.New("plugin is closed")
 	}
-	return p.Provider.Call(ctx, op, req)
+	return p.Provider.Call(ctx, c)
 }
+
+var _ Plugin = (*nativePlugin)(nil)
 
 func (p *nativePlugin) Close(context.Context) error {
 	p.closed.Store(true)
@@ -119,7 +121,7 @@ func writeRaw(t *testing.T, dir, file string, b []byte) {
 
 // read returns the text of uri from the current set, or the error.
 func read(cat *catalog.Catalog, uri string) (string, error) {
-	res, err := cat.Current().ReadResource(context.Background(), catalog.Anonymous(), uri)
+	res, err := cat.Current().ReadResource(context.Background(), catalog.Request{Principal: catalog.Anonymous()}, uri)
 	if err != nil {
 		return "", err
 	}

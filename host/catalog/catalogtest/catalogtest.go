@@ -6,6 +6,7 @@ package catalogtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -15,7 +16,9 @@ import (
 
 // Provider is a native catalog.Provider. Each handler receives the decoded
 // request and returns a value that is JSON-encoded as the response; a nil
-// handler answers abi.CodeNotFound.
+// handler answers abi.CodeNotFound. A handler's *abi.Error is answered as
+// abi.StatusError and its *abi.InputRequired as abi.StatusInputRequired,
+// as a Wasm guest would; any other error is the provider's own failure.
 type Provider struct {
 	M        abi.Manifest
 	List     func(ctx context.Context, req abi.ListResourcesRequest) (*abi.ListResourcesResult, error)
@@ -27,24 +30,65 @@ type Provider struct {
 	// validation of malformed output).
 	Raw []byte
 
-	calls atomic.Int64
+	calls    atomic.Int64
+	rejected atomic.Int64
 }
 
 // Manifest implements catalog.Provider.
 func (p *Provider) Manifest() *abi.Manifest { return &p.M }
 
+// Digest implements catalog.Provider: a native provider has no file.
+func (p *Provider) Digest() string { return "" }
+
+// RejectOutput implements catalog.Provider by counting the rejections.
+func (p *Provider) RejectOutput(abi.Op, error) { p.rejected.Add(1) }
+
 // Calls returns how many calls the provider has served.
 func (p *Provider) Calls() int64 { return p.calls.Load() }
 
+// Rejected returns how many of its results the Set refused as invalid.
+func (p *Provider) Rejected() int64 { return p.rejected.Load() }
+
 // Call implements catalog.Provider.
-func (p *Provider) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, error) {
+func (p *Provider) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	p.calls.Add(1)
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return catalog.Result{}, err
 	}
 	if p.Raw != nil {
-		return p.Raw, nil
+		return catalog.Result{Status: abi.StatusOK, Body: p.Raw}, nil
 	}
+	out, err := p.serve(ctx, c.Op, c.Request)
+	if err != nil {
+		return declared(err)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return catalog.Result{}, fmt.Errorf("catalogtest: %w", err)
+	}
+	return catalog.Result{Status: abi.StatusOK, Body: b}, nil
+}
+
+// declared answers a handler's error: its *abi.Error or *abi.InputRequired
+// as a guest would, anything else as the provider's own failure.
+func declared(err error) (catalog.Result, error) {
+	var (
+		ae *abi.Error
+		ir *abi.InputRequired
+	)
+	switch {
+	case errors.As(err, &ae):
+		b, _ := json.Marshal(ae)
+		return catalog.Result{Status: abi.StatusError, Body: b}, nil
+	case errors.As(err, &ir):
+		b, _ := json.Marshal(ir)
+		return catalog.Result{Status: abi.StatusInputRequired, Body: b}, nil
+	}
+	return catalog.Result{}, err
+}
+
+// serve decodes req for op and runs its handler.
+func (p *Provider) serve(ctx context.Context, op abi.Op, req []byte) (any, error) {
 	var (
 		out any
 		err error
@@ -93,10 +137,7 @@ func (p *Provider) Call(ctx context.Context, op abi.Op, req []byte) ([]byte, err
 	default:
 		return nil, fmt.Errorf("catalogtest: unknown op %v", op)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(out)
+	return out, err
 }
 
 func call[R any](h func(context.Context, R) (any, error), ctx context.Context, r R) (any, error) {
