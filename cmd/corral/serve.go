@@ -191,8 +191,8 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}
 	cat = reg.Catalog()
 	health := metrics.NewHealth(func() error {
-		if cfg.Plugins.Dir != "" && !reg.Ready() {
-			return errors.New("plugins not loaded yet")
+		if cfg.Plugins.Dir != "" {
+			return reg.NotReady()
 		}
 		return nil
 	})

@@ -30,8 +30,9 @@ func (h *Health) Healthz() http.Handler {
 	})
 }
 
-// Readyz answers 200 once the plugin set is loaded, 503 before that and
-// while draining. With detail the reason is in the body ("not ready:
+// Readyz answers 200 while ready() is nil, 503 otherwise (before the
+// plugins are loaded, while one fails for a host reason) and while
+// draining. With detail the reason is in the body ("not ready:
 // draining"); without, the body is a bare "ok" or "not ready", for probes
 // on a listener anyone reaches.
 func (h *Health) Readyz(detail bool) http.Handler {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -26,6 +28,7 @@ func init() {
 // another, and a file-backed cache survives restarts.
 type wazeroBackend struct {
 	cache wazero.CompilationCache
+	dir   string // the cache directory, "" in memory
 }
 
 // newWazeroBackend returns a backend whose compilation cache lives in
@@ -46,7 +49,7 @@ func newWazeroBackend(cacheDir string) (*wazeroBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin: cache dir: %w", err)
 	}
-	return &wazeroBackend{cache: c}, nil
+	return &wazeroBackend{cache: c, dir: cacheDir}, nil
 }
 
 func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine, error) {
@@ -80,7 +83,7 @@ func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine
 			return nil, fmt.Errorf("plugin: host module: %w", err)
 		}
 	}
-	return &wazeroEngine{r: r}, nil
+	return &wazeroEngine{r: r, b: b}, nil
 }
 
 func (b *wazeroBackend) Close(ctx context.Context) error {
@@ -89,6 +92,7 @@ func (b *wazeroBackend) Close(ctx context.Context) error {
 
 type wazeroEngine struct {
 	r wazero.Runtime
+	b *wazeroBackend
 }
 
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
@@ -99,10 +103,57 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 		return nil, err
 	}
 	cm, err := e.r.CompileModule(ctx, instrumented)
+	if err != nil && e.b.dir != "" && corruptCacheEntry(err) {
+		if rerr := e.b.replaceEntry(ctx, instrumented); rerr != nil {
+			return nil, fmt.Errorf("%w: %w (replacing the entry: %w)", ErrHost, err, rerr)
+		}
+		cm, err = e.r.CompileModule(ctx, instrumented)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &wazeroModule{r: e.r, cm: cm}, nil
+}
+
+// corruptCacheEntry reports whether a compile failed reading the module's
+// compilation cache entry: wazero v1.12.0 prefixes every such error with
+// "compilationcache:" and has no other way to say it (TestEngineKit's
+// CorruptCache catches a release that changes this).
+func corruptCacheEntry(err error) bool {
+	return strings.Contains(err.Error(), "compilationcache:")
+}
+
+// replaceEntry compiles wasm into a fresh cache beside the real one and
+// moves the entry it wrote over the real cache's entry for wasm (wazero
+// names entries by a key it does not expose, and has no way to delete
+// one). The rename is atomic: a concurrent reader sees the old entry or
+// the new one.
+func (b *wazeroBackend) replaceEntry(ctx context.Context, wasm []byte) error {
+	tmp, err := os.MkdirTemp(b.dir, ".recompile-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	c, err := wazero.NewCompilationCacheWithDir(tmp)
+	if err != nil {
+		return err
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(c))
+	_, err = r.CompileModule(ctx, wasm)
+	_ = r.Close(ctx)
+	_ = c.Close(ctx)
+	if err != nil {
+		return err
+	}
+	entries, err := filepath.Glob(filepath.Join(tmp, "*", "*"))
+	if err != nil || len(entries) != 1 {
+		return fmt.Errorf("want one fresh cache entry, found %d (%v)", len(entries), err)
+	}
+	rel, err := filepath.Rel(tmp, entries[0])
+	if err != nil {
+		return err
+	}
+	return os.Rename(entries[0], filepath.Join(b.dir, rel))
 }
 
 func (e *wazeroEngine) Close(ctx context.Context) error { return e.r.Close(ctx) }

@@ -54,6 +54,7 @@ var engineKit = []struct {
 	{"CloseWaitsAndRefuses", TestCloseWaitsAndRefuses, true},
 	{"RecycleAfterMaxCalls", TestRecycleAfterMaxCalls, true},
 	{"CompilationCacheDir", TestCompilationCacheDir, true},
+	{"CorruptCompilationCache", TestCorruptCompilationCache, true},
 	{"CompiledOncePerFile", kitCompiledOncePerFile, false},
 	{"GoGuest", kitGoGuest, false},
 	// Every capability.

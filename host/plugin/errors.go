@@ -33,6 +33,12 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrHost marks a failure that is the host's, not the plugin's: the
+// compilation cache could not be read or repaired, say. A plugin failing
+// for it would serve on a healthy host, so the server is not ready while
+// it lasts.
+var ErrHost = errors.New("host failure")
+
 // ErrQuarantined is the cause of calls refused during quarantine.
 var ErrQuarantined = errors.New("quarantined after repeated failures")
 

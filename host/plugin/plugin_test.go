@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -396,6 +399,69 @@ func TestCompilationCacheDir(t *testing.T) {
 	if n := countFiles(t, dir); n == 0 {
 		t.Error("cache dir is empty")
 	}
+}
+
+// TestCorruptCompilationCache: a truncated cache entry (disk corruption,
+// a bad copy) is detected, discarded and recompiled; the entry is whole
+// again for the next start. wazero has no per-entry delete, so corral
+// replaces the entry itself; wasmtime's engine removes what fails to
+// deserialize.
+func TestCorruptCompilationCache(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	run := func(what string) {
+		t.Helper()
+		e := newEnv(t, RuntimeConfig{CacheDir: dir})
+		defer e.rt.Close(ctx)
+		m, err := e.rt.Compile(ctx, fixture(t, "good"))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		p, err := e.rt.Load(ctx, m, Config{PoolSize: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		readGood(t, p)
+		p.Close(ctx)
+	}
+	run("cold")
+	sizes := cacheFiles(t, dir)
+	if len(sizes) == 0 {
+		t.Fatal("nothing cached")
+	}
+	for path, size := range sizes {
+		if err := os.Truncate(path, size/2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("after truncating every entry")
+	for path, size := range cacheFiles(t, dir) {
+		if was, ok := sizes[path]; ok && size <= was/2 {
+			t.Errorf("%s is still truncated (%d bytes, was %d)", path, size, was)
+		}
+	}
+	run("after the repair")
+}
+
+// cacheFiles returns the size of every regular file under dir.
+func cacheFiles(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fi.Size()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestManifestValidation(t *testing.T) {

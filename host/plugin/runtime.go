@@ -260,7 +260,7 @@ func (m *Module) compiledFor(ctx context.Context, k engineKey) (CompiledModule, 
 	}
 	e, err := m.rt.engine(ctx, k)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrHost, err)
 	}
 	cm, err := e.Compile(ctx, m.wasm)
 	if err != nil {

@@ -13,7 +13,9 @@ import (
 // thin adapter; tests use native providers.
 type Loader interface {
 	// Compile compiles a plugin file and reads its manifest, without
-	// granting it anything. path names the file in errors.
+	// granting it anything. path names the file in errors, which wrap
+	// plugin.ErrHost when the failure is the host's rather than the
+	// file's (the server is not ready while one lasts).
 	Compile(ctx context.Context, path string, data []byte) (Module, error)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/plugin"
 )
 
 // Options configure a Registry.
@@ -88,9 +89,10 @@ type Registry struct {
 	cat  *catalog.Catalog
 	cfg  atomic.Pointer[config.Config]
 
-	kick    chan struct{}
-	closing chan struct{} // closed by Close
-	ready   atomic.Bool
+	kick     chan struct{}
+	closing  chan struct{} // closed by Close
+	ready    atomic.Bool
+	hostFail atomic.Pointer[string] // why a file fails for a host reason; nil when none does
 
 	mu       sync.Mutex // serializes scans; guards the fields below
 	files    map[string]*file
@@ -190,9 +192,23 @@ func New(opts Options) (*Registry, error) {
 // Catalog returns the catalog the registry swaps Sets into.
 func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
 
-// Ready reports whether the directory has been loaded: a scan found no
-// file still changing, or Load returned.
-func (r *Registry) Ready() bool { return r.ready.Load() }
+// Ready reports whether the registry serves what it should: the
+// directory has been loaded (a scan found no file still changing, or Load
+// returned) and no file fails for a reason of the host's own (plugin.ErrHost:
+// the compilation cache or the file cannot be read, say), which would
+// serve on a healthy host.
+func (r *Registry) Ready() bool { return r.NotReady() == nil }
+
+// NotReady returns why Ready is false, nil when it is true.
+func (r *Registry) NotReady() error {
+	if !r.ready.Load() {
+		return errors.New("plugins not loaded yet")
+	}
+	if why := r.hostFail.Load(); why != nil {
+		return errors.New(*why)
+	}
+	return nil
+}
 
 // UpdateConfig replaces the per-plugin settings and schedules a scan that
 // applies them: plugins whose settings changed are re-instantiated from
@@ -301,9 +317,9 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 			f = &file{path: path}
 			r.files[path] = f
 		}
-		if f.seen == st {
+		if f.seen == st && !errors.Is(f.failure, plugin.ErrHost) {
 			f.pending = false
-			continue
+			continue // a host failure is retried on every scan
 		}
 		todo = append(todo, path)
 	}
@@ -385,7 +401,7 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false
 		}
-		r.fail(f, st, fmt.Errorf("read: %w", err))
+		r.fail(f, st, fmt.Errorf("%w: read: %w", plugin.ErrHost, err))
 		return nil, true
 	}
 	if !r.unchanged(f.path, st) {
@@ -761,10 +777,21 @@ func (r *Registry) report(tried bool, start time.Time) {
 			serving++
 		}
 	}
+	var host []string
 	for _, f := range r.files {
 		if f.failure != nil || f.refusal != nil {
 			failed++
+			if errors.Is(f.failure, plugin.ErrHost) {
+				host = append(host, f.path)
+			}
 		}
+	}
+	if len(host) == 0 {
+		r.hostFail.Store(nil)
+	} else {
+		slices.Sort(host)
+		why := fmt.Sprintf("%d plugin file(s) fail for a host reason, first %s: %v", len(host), host[0], r.files[host[0]].failure)
+		r.hostFail.Store(&why)
 	}
 	if tried {
 		err := errors.Join(r.scanErrs...)

@@ -11,7 +11,8 @@ import (
 // Status is a snapshot of the registry, for /readyz and `corral plugin
 // check`.
 type Status struct {
-	// Ready is true once the directory has been loaded (see Registry.Ready).
+	// Ready is Registry.Ready: the directory has been loaded and no file
+	// fails for a host reason.
 	Ready bool `json:"ready"`
 	// Generation is the id of the Set being served.
 	Generation string `json:"generation"`
@@ -68,7 +69,7 @@ func (r *Registry) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := Status{
-		Ready:        r.ready.Load(),
+		Ready:        r.Ready(),
 		Generation:   r.cat.Current().Generation(),
 		LastReload:   r.last.at,
 		LastReloadOK: r.last.ok || r.last.at.IsZero(),
