@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -77,5 +78,33 @@ func TestSessionFloodEvictsOnlyItsOwn(t *testing.T) {
 	}
 	if got := s.metric(t, "corral_sessions"); got != 65 {
 		t.Errorf("corral_sessions = %v, want 65", got)
+	}
+}
+
+// TestSessionsFullRefuses: with every session slot in use by clients
+// within their quotas (http.maxSessions 3, http.maxSessionsPerClient 2),
+// bin/corral refuses a new session with 503 and a JSON-RPC error, and the
+// live sessions keep working.
+func TestSessionsFullRefuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	s := startWireEnv(t, []string{"CORRAL_HTTP_MAX_SESSIONS=3", "CORRAL_HTTP_MAX_SESSIONS_PER_CLIENT=2"}, wireAuth(), "conformance")
+	live := map[string]string{}
+	live[s.initSession(t, "alice")] = "alice"
+	live[s.initSession(t, "alice")] = "alice"
+	live[s.initSession(t, "bob")] = "bob"
+	got := answerOf(t, s.post(t, "bob", legacyInitialize, nil))
+	if got.Status != http.StatusServiceUnavailable || got.Header.Get("Mcp-Session-Id") != "" ||
+		!strings.Contains(got.Body, `"code":-32600`) || !strings.Contains(got.Body, "all 3 sessions are in use") {
+		t.Errorf("bob's second initialize with every slot in use: %+v; want 503, no session, -32600", got)
+	}
+	for sid, who := range live {
+		if st := s.pingStatus(t, who, sid); st != http.StatusOK {
+			t.Errorf("%s's session after the refusal: ping %d, want 200", who, st)
+		}
+	}
+	if got := s.metric(t, "corral_sessions_refused_total"); got != 1 {
+		t.Errorf("corral_sessions_refused_total = %v, want 1", got)
 	}
 }

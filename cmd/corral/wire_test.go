@@ -44,6 +44,13 @@ func wireAuth() string {
 // extra appended to the configuration, and waits until corral is ready.
 func startWire(t *testing.T, extra string, plugins ...string) *wireServer {
 	t.Helper()
+	return startWireEnv(t, nil, extra, plugins...)
+}
+
+// startWireEnv is startWire with CORRAL_* variables added to corral's
+// environment.
+func startWireEnv(t *testing.T, env []string, extra string, plugins ...string) *wireServer {
+	t.Helper()
 	builtPlugins(t, plugins...)
 	bin := corralBinary(t)
 	dir := t.TempDir()
@@ -84,6 +91,7 @@ plugin:
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "serve", "--config", file)
+	cmd.Env = append(os.Environ(), env...)
 	s := &wireServer{base: "http://" + addr, admin: "http://" + admin, logs: &syncBuf{}}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	if err := cmd.Start(); err != nil {
