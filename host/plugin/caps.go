@@ -87,6 +87,7 @@ func (r *Runtime) newCapSet(p *Plugin) (*capSet, error) {
 				return nil, err
 			}
 			c.files = fr
+			closers = append(closers, fr.close)
 		case abi.CapHTTP:
 			if len(g.HTTPHosts) == 0 {
 				continue

@@ -92,7 +92,8 @@ func TestFiles(t *testing.T) {
 	}
 	must(os.Symlink(filepath.Join(outside, "secret.json"), filepath.Join(root, "escape.json")))
 	must(os.Symlink(outside, filepath.Join(root, "escdir")))
-	must(os.Symlink(filepath.Join(root, "a.json"), filepath.Join(root, "inner.json")))
+	must(os.Symlink("a.json", filepath.Join(root, "inner.json")))
+	must(os.Symlink(filepath.Join(root, "a.json"), filepath.Join(root, "absinner.json")))
 	must(os.Link(filepath.Join(outside, "linked.json"), filepath.Join(root, "hard.json")))
 	must(syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
 
@@ -107,6 +108,7 @@ func TestFiles(t *testing.T) {
 		{"read", "r" + root + "/a.json", -100, `{"a":1}`},
 		{"read sub", "r" + root + "/sub/b.json", -100, `[2]`},
 		{"read via inner symlink", "r" + root + "/inner.json", -100, `{"a":1}`},
+		{"absolute symlink inside", "r" + root + "/absinner.json", abi.ErrnoDenied, ""},
 		{"dotdot", "r" + root + "/sub/../a.json", abi.ErrnoDenied, ""},
 		{"dotdot escape", "r" + root + "/../outside/secret.json", abi.ErrnoDenied, ""},
 		{"absolute outside", "r" + outside + "/secret.json", abi.ErrnoDenied, ""},
@@ -161,7 +163,7 @@ func TestFiles(t *testing.T) {
 		for _, fi := range list {
 			names = append(names, fi.Name)
 		}
-		// escape.json, escdir, hard.json and fifo are left out.
+		// absinner.json, escape.json, escdir, hard.json and fifo are left out.
 		if diff := cmp.Diff([]string{"a.json", "big.json", "inner.json", "sub"}, names); diff != "" {
 			t.Errorf("list (-want +got):\n%s", diff)
 		}

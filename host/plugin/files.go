@@ -8,18 +8,28 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
 
-// fileRoots is the read-only view of the granted directories.
+// beforeOpen, when set by a test, runs after a guest path is checked and
+// before anything under its root is opened: the window a swapped symlink
+// would need.
+var beforeOpen func()
+
+// fileRoots is the read-only view of the granted directories. Every access
+// goes through the root's os.Root, which opens each component of the path
+// relative to the one before and refuses a symlink leading out of the root
+// (or to an absolute target), so nothing swapped in between a check and
+// an open can escape: there is no check-then-open by name.
 type fileRoots struct {
-	roots      []string // as granted, cleaned: what the guest sees
-	real       []string // the same with symlinks resolved
+	roots      []string   // as granted, cleaned: what the guest sees
+	open       []*os.Root // the same, opened at grant time
 	maxBytes   int64
 	maxEntries int
 }
@@ -28,80 +38,105 @@ func newFileRoots(granted []string, maxBytes int64, maxEntries int) (*fileRoots,
 	fr := &fileRoots{maxBytes: maxBytes, maxEntries: maxEntries}
 	for _, g := range granted {
 		if !filepath.IsAbs(g) {
+			fr.close()
 			return nil, fmt.Errorf("files: root %q is not absolute", g)
 		}
 		clean := filepath.Clean(g)
-		real, err := filepath.EvalSymlinks(clean)
+		r, err := os.OpenRoot(clean)
 		if err != nil {
+			fr.close()
 			return nil, fmt.Errorf("files: root: %w", err)
-		}
-		info, err := os.Stat(real)
-		if err != nil {
-			return nil, fmt.Errorf("files: root: %w", err)
-		}
-		if !info.IsDir() {
-			return nil, fmt.Errorf("files: root %q is not a directory", g)
 		}
 		fr.roots = append(fr.roots, clean)
-		fr.real = append(fr.real, real)
+		fr.open = append(fr.open, r)
 	}
 	return fr, nil
 }
 
-func within(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, string(filepath.Separator))+string(filepath.Separator)) {
-			return true
-		}
+func (fr *fileRoots) close() error {
+	var errs []error
+	for _, r := range fr.open {
+		errs = append(errs, r.Close())
 	}
-	return false
+	return errors.Join(errs...)
 }
 
-// errno values of resolve, with a reason for denials.
+// errno values of locate and the file operations, with a reason for
+// denials.
 type fileErr struct {
 	errno  int32
 	reason denyReason // for ErrnoDenied
 }
 
-// resolve maps a guest path (absolute, slash-separated) to a real path
-// inside a root. It refuses NUL bytes, relative paths, any ".." segment,
-// paths outside the roots, and symlinks that lead outside them.
-func (fr *fileRoots) resolve(guest string) (clean, real string, fe *fileErr) {
+// locate maps a guest path (absolute, slash-separated) to the granted root
+// it names (the innermost, when roots nest) and the path relative to it.
+// It refuses NUL bytes, relative paths, any ".." segment and paths outside
+// the roots; symlinks are the os.Root's to refuse.
+func (fr *fileRoots) locate(guest string) (root *os.Root, rel, clean string, fe *fileErr) {
 	switch {
 	case guest == "" || strings.IndexByte(guest, 0) >= 0:
-		return "", "", &fileErr{abi.ErrnoInvalid, ""}
+		return nil, "", "", &fileErr{abi.ErrnoInvalid, ""}
 	case !strings.HasPrefix(guest, "/"):
-		return "", "", &fileErr{abi.ErrnoDenied, denyRelative}
+		return nil, "", "", &fileErr{abi.ErrnoDenied, denyRelative}
 	}
 	for _, seg := range strings.Split(guest, "/") {
 		if seg == ".." {
-			return "", "", &fileErr{abi.ErrnoDenied, denyDotDot}
+			return nil, "", "", &fileErr{abi.ErrnoDenied, denyDotDot}
 		}
 	}
 	clean = filepath.Clean(filepath.FromSlash(guest))
-	if !within(clean, fr.roots) {
-		return "", "", &fileErr{abi.ErrnoDenied, denyOutsideRoots}
-	}
-	real, err := filepath.EvalSymlinks(clean)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", &fileErr{abi.ErrnoNotFound, ""}
+	best := -1
+	for i, r := range fr.roots {
+		if under(clean, r) && (best < 0 || len(r) > len(fr.roots[best])) {
+			best = i
 		}
-		return "", "", &fileErr{abi.ErrnoIO, ""}
 	}
-	if !within(real, fr.real) {
-		return "", "", &fileErr{abi.ErrnoDenied, denyEscape}
+	if best < 0 {
+		return nil, "", "", &fileErr{abi.ErrnoDenied, denyOutsideRoots}
 	}
-	return clean, real, nil
+	rel, err := filepath.Rel(fr.roots[best], clean)
+	if err != nil {
+		return nil, "", "", &fileErr{abi.ErrnoDenied, denyOutsideRoots}
+	}
+	if beforeOpen != nil {
+		beforeOpen()
+	}
+	return fr.open[best], rel, clean, nil
+}
+
+// under reports whether the clean path p is root or lies below it.
+func under(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// openErr classifies an error of an os.Root operation: a missing file, a
+// symlink the root refused (os.Root reports it with an error of its own,
+// not an errno), or an I/O failure.
+func openErr(err error) *fileErr {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &fileErr{abi.ErrnoNotFound, ""}
+	case errors.As(err, &errno):
+		return &fileErr{abi.ErrnoIO, ""}
+	}
+	return &fileErr{abi.ErrnoDenied, denyEscape}
 }
 
 // read returns the content of a regular file inside the roots.
 func (fr *fileRoots) read(guest string) ([]byte, *fileErr) {
-	_, real, fe := fr.resolve(guest)
+	root, rel, _, fe := fr.locate(guest)
 	if fe != nil {
 		return nil, fe
 	}
-	info, err := os.Lstat(real)
+	// Non-blocking, so a fifo does not hang the open; what was opened is
+	// then checked through the descriptor itself.
+	f, err := root.OpenFile(rel, readFlags, 0)
+	if err != nil {
+		return nil, openErr(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return nil, &fileErr{abi.ErrnoIO, ""}
 	}
@@ -110,17 +145,6 @@ func (fr *fileRoots) read(guest string) ([]byte, *fileErr) {
 	}
 	if info.Size() > fr.maxBytes {
 		return nil, &fileErr{abi.ErrnoTooLarge, ""}
-	}
-	f, err := openNoFollow(real)
-	if err != nil {
-		return nil, &fileErr{abi.ErrnoIO, ""}
-	}
-	defer f.Close()
-	// The path may have been swapped since Lstat: check the open file is
-	// the one we vetted.
-	finfo, err := f.Stat()
-	if err != nil || !os.SameFile(info, finfo) || !finfo.Mode().IsRegular() {
-		return nil, &fileErr{abi.ErrnoDenied, "file changed while opening"}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, fr.maxBytes+1))
 	if err != nil {
@@ -148,7 +172,7 @@ func checkRegular(info fs.FileInfo) *fileErr {
 func (fr *fileRoots) info(guestPath string, info fs.FileInfo) abi.FileInfo {
 	fi := abi.FileInfo{
 		Path:    filepath.ToSlash(guestPath),
-		Name:    info.Name(),
+		Name:    filepath.Base(guestPath),
 		Dir:     info.IsDir(),
 		ModTime: info.ModTime().UTC().Format(time.RFC3339),
 	}
@@ -158,15 +182,16 @@ func (fr *fileRoots) info(guestPath string, info fs.FileInfo) abi.FileInfo {
 	return fi
 }
 
-// stat describes a regular file or a directory inside the roots.
+// stat describes a regular file or a directory inside the roots, symlinks
+// inside the root followed.
 func (fr *fileRoots) stat(guest string) (*abi.FileInfo, *fileErr) {
-	clean, real, fe := fr.resolve(guest)
+	root, rel, clean, fe := fr.locate(guest)
 	if fe != nil {
 		return nil, fe
 	}
-	info, err := os.Lstat(real)
+	info, err := root.Stat(rel)
 	if err != nil {
-		return nil, &fileErr{abi.ErrnoIO, ""}
+		return nil, openErr(err)
 	}
 	if !info.IsDir() {
 		if fe := checkRegular(info); fe != nil {
@@ -174,41 +199,45 @@ func (fr *fileRoots) stat(guest string) (*abi.FileInfo, *fileErr) {
 		}
 	}
 	fi := fr.info(clean, info)
-	fi.Name = filepath.Base(clean)
 	return &fi, nil
 }
 
 // list describes the regular files and directories in a directory inside
 // the roots; symlinks are described by what they point to when that is
-// inside the roots, and left out otherwise, as are special files.
+// inside the root, and left out otherwise, as are special files.
 func (fr *fileRoots) list(guest string) ([]abi.FileInfo, *fileErr) {
-	clean, real, fe := fr.resolve(guest)
+	root, rel, clean, fe := fr.locate(guest)
 	if fe != nil {
 		return nil, fe
 	}
-	info, err := os.Lstat(real)
+	d, err := root.Open(rel)
+	if err != nil {
+		return nil, openErr(err)
+	}
+	defer d.Close()
+	info, err := d.Stat()
 	if err != nil {
 		return nil, &fileErr{abi.ErrnoIO, ""}
 	}
 	if !info.IsDir() {
 		return nil, &fileErr{abi.ErrnoInvalid, ""}
 	}
-	entries, err := os.ReadDir(real)
-	if err != nil {
+	// One more than the limit tells an over-full directory apart.
+	entries, err := d.ReadDir(fr.maxEntries + 1)
+	if err != nil && err != io.EOF {
 		return nil, &fileErr{abi.ErrnoIO, ""}
 	}
 	if len(entries) > fr.maxEntries {
 		return nil, &fileErr{abi.ErrnoTooLarge, ""}
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := make([]abi.FileInfo, 0, len(entries))
 	for _, e := range entries {
-		child := path.Join(filepath.ToSlash(clean), e.Name())
-		fi, fe := fr.stat(child)
-		if fe != nil {
+		info, err := root.Stat(filepath.Join(rel, e.Name()))
+		if err != nil || (!info.IsDir() && checkRegular(info) != nil) {
 			continue
 		}
-		fi.Name = e.Name()
-		out = append(out, *fi)
+		out = append(out, fr.info(filepath.Join(clean, e.Name()), info))
 	}
 	return out, nil
 }

@@ -8,11 +8,9 @@ import (
 	"syscall"
 )
 
-// openNoFollow opens a file read-only without following a final symlink
-// and without blocking on a fifo swapped in after the checks.
-func openNoFollow(name string) (*os.File, error) {
-	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-}
+// readFlags open a file to read without blocking on a fifo (what was
+// opened is checked through the descriptor before any read).
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK
 
 func linkCount(info fs.FileInfo) uint64 {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
