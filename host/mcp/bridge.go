@@ -12,6 +12,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // The 2025-11-25 input bridge. A plugin asks the client for input the
@@ -119,7 +120,7 @@ type outgoing struct {
 // answer; it returns the retried request's Input.
 func (b *bridge) ask(ctx context.Context, raw json.RawMessage) (*catalog.Input, error) {
 	var ir inputRequired
-	if err := json.Unmarshal(raw, &ir); err != nil {
+	if err := jsonread.Unmarshal(raw, &ir); err != nil {
 		return nil, fmt.Errorf("mcp: input bridge: %w", err)
 	}
 	out := make([]outgoing, 0, len(ir.InputRequests))
@@ -190,7 +191,7 @@ func clientRefused(method string, raw json.RawMessage) *Error {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	_ = json.Unmarshal(raw, &e)
+	_ = jsonread.Unmarshal(raw, &e) // the client's own error: only its code is shown
 	return errorWithData(CodeInternalError,
 		fmt.Sprintf("Internal error: the client answered %s with error %d.", method, e.Code),
 		struct {

@@ -60,10 +60,6 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func asTypeError(err error, target **json.UnmarshalTypeError) bool {
-	return errors.As(err, target)
-}
-
 // spliceResult turns a catalog result object into the result to send: for
 // modern results, resultType first and serverInfo in _meta. The common case
 // (no resultType or _meta of its own) is a byte splice; otherwise only the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // JSON-RPC and MCP error codes (spec 2026-07-28 §Error codes).
@@ -116,16 +118,6 @@ func (m *Message) CancelledID() json.RawMessage {
 	return m.p.RequestID
 }
 
-// envelope is the top level of a JSON-RPC message.
-type envelope struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
-}
-
 // requestMeta is the part of params._meta the server reads.
 type requestMeta struct {
 	ProtocolVersion    *string         `json:"io.modelcontextprotocol/protocolVersion"`
@@ -174,7 +166,7 @@ type contextParam struct {
 	Arguments map[string]string `json:"arguments"`
 }
 
-// Decode parses one JSON-RPC message.
+// Decode parses one JSON-RPC message (decode.go).
 //
 // On failure it returns the error to send. The returned Message is then
 // nil if the input was not a readable JSON-RPC object; otherwise it holds
@@ -186,79 +178,26 @@ func Decode(b []byte) (*Message, *Error) {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: empty message.", Envelope: true}
 	}
 	switch b[0] {
+	case '{':
+		return decodeMessage(b)
 	case '[':
-		if !json.Valid(b) {
+		if !wellFormed(b) {
 			return nil, errParse
 		}
 		return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are not supported; send one message at a time.", Envelope: true}
-	case '{':
-	default:
-		if !json.Valid(b) {
-			return nil, errParse
-		}
-		return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object.", Envelope: true}
 	}
-	if m, ok := decodeFast(b); ok {
-		return m, nil
+	if !wellFormed(b) {
+		return nil, errParse
 	}
-	return decodeObject(b)
+	return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object.", Envelope: true}
 }
 
-// decodeObject is the general path of Decode for a message starting with
-// '{': two passes of encoding/json (the envelope, then the params), and
-// the authority on every error.
-func decodeObject(b []byte) (*Message, *Error) {
-	var env envelope
-	if err := json.Unmarshal(b, &env); err != nil {
-		if !json.Valid(b) {
-			return nil, errParse
-		}
-		// Valid JSON of the wrong shape, such as a numeric method.
-		return &Message{ID: readableID(b), hadID: true}, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: malformed JSON-RPC message.", Envelope: true}
-	}
-	id, idErr := checkID(env.ID)
-	// A message whose id is present but unreadable is answered without id.
-	partial := &Message{ID: id, hadID: env.ID != nil}
-	if env.Method != nil {
-		partial.Method = *env.Method
-	}
-	if env.JSONRPC != "2.0" {
-		return partial, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be "2.0".`, Envelope: true}
-	}
-	if env.Method == nil {
-		if env.ID != nil && (env.Result != nil || env.Error != nil) {
-			return &Message{ID: id, IsResponse: true, result: env.Result, rpcErr: env.Error}, nil
-		}
-		return partial, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is missing.", Envelope: true}
-	}
-	if idErr != nil {
-		return partial, idErr
-	}
-	if *env.Method == "" {
-		return partial, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method is empty.", Envelope: true}
-	}
-	m := &Message{ID: id, Method: *env.Method, hadID: id != nil}
-	if len(env.Params) > 0 && !bytes.Equal(env.Params, []byte("null")) {
-		if env.Params[0] != '{' {
-			return m, &Error{Code: CodeInvalidParams, Message: "Invalid params: params must be an object.", Envelope: true}
-		}
-		m.Params = env.Params
-		if err := json.Unmarshal(env.Params, &m.p); err != nil {
-			m.pErr = err
-			// The era still matters for the error: try _meta alone.
-			var onlyMeta struct {
-				Meta *requestMeta `json:"_meta"`
-			}
-			if json.Unmarshal(env.Params, &onlyMeta) == nil {
-				m.p.Meta = onlyMeta.Meta
-			}
-		}
-	}
-	m.modern = m.p.Meta != nil && m.p.Meta.ProtocolVersion != nil
-	return m, nil
+// wellFormed reports whether b is one JSON value in valid UTF-8.
+func wellFormed(b []byte) bool {
+	d := jsonread.NewDecoder(b)
+	d.Skip()
+	return d.End() == nil
 }
-
-var errParse = &Error{Code: CodeParseError, Message: "Parse error: invalid JSON.", Envelope: true}
 
 // ShouldAnswer reports whether a message that failed to Decode gets an
 // error response: everything but a broken notification does.
@@ -270,42 +209,6 @@ func IDOf(m *Message) json.RawMessage {
 		return nil
 	}
 	return m.ID
-}
-
-// checkID validates a raw id: absent, a string or an integer. null and
-// other types are invalid for requests.
-func checkID(raw json.RawMessage) (json.RawMessage, *Error) {
-	if raw == nil {
-		return nil, nil
-	}
-	switch c := raw[0]; {
-	case c == '"':
-		return raw, nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		if _, err := strconv.ParseInt(string(raw), 10, 64); err != nil {
-			return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer.", Envelope: true}
-		}
-		return raw, nil
-	case c == 'n':
-		return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must not be null.", Envelope: true}
-	}
-	return nil, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer.", Envelope: true}
-}
-
-// readableID extracts a valid id from a message that failed to decode as a
-// whole, or returns nil.
-func readableID(b []byte) json.RawMessage {
-	var only struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(b, &only) != nil {
-		return nil
-	}
-	id, err := checkID(only.ID)
-	if err != nil {
-		return nil
-	}
-	return id
 }
 
 // EncodeError encodes a JSON-RPC error response. id may be nil when the

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/corral-mcp/corral/host/notify"
 )
 
@@ -332,27 +333,15 @@ func (s *Server) current() *catalog.Set {
 	return s.cat.Current()
 }
 
-// paramsProblem describes a params decoding failure without echoing input.
+// paramsProblem describes a params decoding failure: the member and what
+// was wrong with it, never the value.
 func paramsProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if ok := asTypeError(err, &te); ok && te.Field != "" {
-		return fmt.Sprintf("%s must be of JSON type %s", te.Field, jsonType(te.Type.Kind().String()))
+	var te *jsonread.TypeError
+	var me *jsonread.MemberError
+	if errors.As(err, &te) || errors.As(err, &me) {
+		return err.Error()
 	}
 	return "malformed params"
-}
-
-func jsonType(goKind string) string {
-	switch goKind {
-	case "string":
-		return "string"
-	case "map", "struct", "ptr":
-		return "object"
-	case "slice":
-		return "array"
-	case "bool":
-		return "boolean"
-	}
-	return "number"
 }
 
 func validLogLevel(l string) bool {
@@ -597,11 +586,9 @@ func (s *Server) getPrompt(ctx context.Context, set *catalog.Set, r catalog.Requ
 	}
 	var args map[string]string
 	if len(m.p.Arguments) > 0 && string(m.p.Arguments) != "null" {
-		var ok bool
-		if args, ok = stringMap(m.p.Arguments); !ok {
-			if err := json.Unmarshal(m.p.Arguments, &args); err != nil {
-				return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object of strings."}
-			}
+		var err error
+		if args, err = stringMap(m.p.Arguments); err != nil {
+			return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: arguments must be an object of strings."}
 		}
 	}
 	raw, err := bridged(ctx, b, r, func(r catalog.Request) (json.RawMessage, error) {
