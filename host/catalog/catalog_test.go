@@ -353,6 +353,14 @@ func TestInvalidProviderOutput(t *testing.T) {
 		"neither":          `{"contents":[{"uri":"test://a"}]}`,
 		"trailing garbage": `{"contents":[{"uri":"test://a","text":"x"}]} {}`,
 		"contents object":  `{"contents":{"uri":"test://a"}}`,
+		// Smuggling: two readers of one output must not disagree.
+		"repeated uri":          `{"contents":[{"uri":"file:///etc/passwd","uri":"test://a","text":"root"}]}`,
+		"case-variant uri":      `{"contents":[{"uri":"test://a","URI":"file:///etc/passwd","text":"root"}]}`,
+		"repeated contents":     `{"contents":[{"uri":"test://a","text":"ok"}],"contents":[{"uri":"test://a","text":"other"}]}`,
+		"case-variant contents": `{"Contents":[{"uri":"test://a","text":"ok"}]}`,
+		"escaped repeat":        `{"contents":[{"uri":"test://a","\u0074ext":"a","text":"b"}]}`,
+		"unicode-folded name":   `{"contents":[{"uri":"test://a","text":"a"}],"content\u017F":[]}`,
+		"repeated unknown":      `{"contents":[{"uri":"test://a","text":"a","x":1,"x":2}]}`,
 	}
 	for name, raw := range outputs {
 		t.Run(name, func(t *testing.T) {
@@ -373,6 +381,8 @@ func TestInvalidProviderOutput(t *testing.T) {
 		"embedded foreign":  `{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"file:///x","text":"x"}}}]}`,
 		"no messages":       `{}`,
 		"priority too high": `{"messages":[{"role":"user","content":{"type":"text","text":"x","annotations":{"priority":2}}}]}`,
+		"repeated role":     `{"messages":[{"role":"user","role":"assistant","content":{"type":"text","text":"x"}}]}`,
+		"case-variant type": `{"messages":[{"role":"user","content":{"type":"text","Type":"image","text":"x"}}]}`,
 	}
 	for name, raw := range blocks {
 		t.Run("prompt "+name, func(t *testing.T) {
@@ -389,8 +399,8 @@ func TestInvalidProviderOutput(t *testing.T) {
 
 func TestOutputIsReencoded(t *testing.T) {
 	p := catalogtest.Conformance()
-	// duplicate keys and unknown fields: what was checked is what is sent
-	p.Raw = []byte(`{"contents":[{"uri":"file:///etc/passwd","uri":"test://a","text":"<ok>","evil":1}]}`)
+	// unknown fields are dropped: what was checked is what is sent
+	p.Raw = []byte(`{"contents":[{"uri":"test://a","text":"<ok>","evil":1}]}`)
 	s := mustSet(t, catalog.Options{}, p)
 	res, err := s.ReadResource(context.Background(), anon, "test://a")
 	if err != nil {

@@ -2,11 +2,13 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // ParamHeader is a tool argument that clients mirror into an HTTP header
@@ -39,7 +41,7 @@ func paramHeaders(schema json.RawMessage) ([]ParamHeader, error) {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
-	if err := json.Unmarshal(schema, &s); err != nil {
+	if err := jsonread.Unmarshal(schema, &s); err != nil {
 		return nil, fmt.Errorf("inputSchema: %w", err)
 	}
 	var out []ParamHeader
@@ -49,7 +51,12 @@ func paramHeaders(schema json.RawMessage) ([]ParamHeader, error) {
 			Type   any     `json:"type"`
 			Header *string `json:"x-mcp-header"`
 		}
-		if json.Unmarshal(raw, &p) != nil || p.Header == nil {
+		err := jsonread.Unmarshal(raw, &p)
+		var me *jsonread.MemberError
+		if errors.As(err, &me) {
+			return nil, fmt.Errorf("inputSchema: property %q: %w", param, err)
+		}
+		if err != nil || p.Header == nil {
 			continue
 		}
 		h := *p.Header

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // DefaultStateTTL is how long a sealed requestState stays valid.
@@ -217,7 +218,7 @@ func (s *Set) prepareInput(in *Input, pr *provider, digest func() []byte) (abi.I
 		return out, nil
 	}
 	var resp map[string]json.RawMessage
-	if t := bytes.TrimSpace(in.Responses); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &resp) != nil {
+	if t := bytes.TrimSpace(in.Responses); len(t) == 0 || t[0] != '{' || jsonread.Unmarshal(t, &resp) != nil {
 		return abi.Input{}, invalidParams("inputResponses must be an object")
 	}
 	out.InputResponses = make(map[string]json.RawMessage, len(resp))
@@ -242,7 +243,7 @@ func (s *Set) inputRequired(in *Input, pr *provider, op abi.Op, digest func() []
 	}
 	var caps map[string]json.RawMessage
 	if in != nil {
-		_ = json.Unmarshal(in.Capabilities, &caps)
+		_ = jsonread.Unmarshal(in.Capabilities, &caps)
 	}
 	missing := map[string]any{}
 	keys := make(map[string]string, len(ir.InputRequests))
@@ -256,7 +257,7 @@ func (s *Set) inputRequired(in *Input, pr *provider, op abi.Op, digest func() []
 		}
 		if sub != "" {
 			var m map[string]json.RawMessage
-			if json.Unmarshal(c, &m) != nil || m[sub] == nil {
+			if jsonread.Unmarshal(c, &m) != nil || m[sub] == nil {
 				missing[name] = requiredValue(sub)
 			}
 		}
@@ -304,7 +305,7 @@ func requiredCapability(r abi.InputRequest) (string, string) {
 	var p struct {
 		Mode string `json:"mode"`
 	}
-	_ = json.Unmarshal(r.Params, &p)
+	_ = jsonread.Unmarshal(r.Params, &p)
 	if p.Mode == "url" {
 		return "elicitation", "url"
 	}
@@ -339,7 +340,7 @@ func checkInputRequests(ir *abi.InputRequired) error {
 				RequestedSchema json.RawMessage `json:"requestedSchema"`
 				URL             string          `json:"url"`
 			}
-			if err := json.Unmarshal(r.Params, &p); err != nil || p.Message == nil {
+			if err := jsonread.Unmarshal(r.Params, &p); err != nil || p.Message == nil {
 				return outputErr("input request %q: elicitation needs a message", k)
 			}
 			switch p.Mode {
@@ -348,7 +349,7 @@ func checkInputRequests(ir *abi.InputRequired) error {
 					Type       string          `json:"type"`
 					Properties json.RawMessage `json:"properties"`
 				}
-				if json.Unmarshal(p.RequestedSchema, &schema) != nil || schema.Type != "object" || !isObject(schema.Properties) {
+				if jsonread.Unmarshal(p.RequestedSchema, &schema) != nil || schema.Type != "object" || !isObject(schema.Properties) {
 					return outputErr("input request %q: requestedSchema must be an object schema with properties", k)
 				}
 			case "url":
@@ -363,7 +364,7 @@ func checkInputRequests(ir *abi.InputRequired) error {
 				Messages  []json.RawMessage `json:"messages"`
 				MaxTokens *int              `json:"maxTokens"`
 			}
-			if err := json.Unmarshal(r.Params, &p); err != nil || len(p.Messages) == 0 || p.MaxTokens == nil || *p.MaxTokens < 1 {
+			if err := jsonread.Unmarshal(r.Params, &p); err != nil || len(p.Messages) == 0 || p.MaxTokens == nil || *p.MaxTokens < 1 {
 				return outputErr("input request %q: sampling needs messages and a positive maxTokens", k)
 			}
 		case abi.InputListRoot:
@@ -399,7 +400,7 @@ func checkElicitResult(v json.RawMessage) error {
 		Action  string                     `json:"action"`
 		Content map[string]json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(v, &r); err != nil {
+	if err := jsonread.Unmarshal(v, &r); err != nil {
 		return errors.New("malformed ElicitResult")
 	}
 	switch r.Action {
@@ -409,7 +410,7 @@ func checkElicitResult(v json.RawMessage) error {
 	}
 	for k, c := range r.Content {
 		var x any
-		if json.Unmarshal(c, &x) != nil {
+		if jsonread.Unmarshal(c, &x) != nil {
 			return fmt.Errorf("ElicitResult content %q is malformed", k)
 		}
 		switch x := x.(type) {
@@ -433,7 +434,7 @@ func checkSamplingResult(v json.RawMessage) error {
 		Content json.RawMessage `json:"content"`
 		Model   *string         `json:"model"`
 	}
-	if err := json.Unmarshal(v, &r); err != nil || (r.Role != "user" && r.Role != "assistant") || len(r.Content) == 0 || r.Model == nil {
+	if err := jsonread.Unmarshal(v, &r); err != nil || (r.Role != "user" && r.Role != "assistant") || len(r.Content) == 0 || r.Model == nil {
 		return errors.New("not a CreateMessageResult (role, content, model)")
 	}
 	return nil
@@ -445,7 +446,7 @@ func checkRootsResult(v json.RawMessage) error {
 			URI string `json:"uri"`
 		} `json:"roots"`
 	}
-	if err := json.Unmarshal(v, &r); err != nil || r.Roots == nil {
+	if err := jsonread.Unmarshal(v, &r); err != nil || r.Roots == nil {
 		return errors.New("not a ListRootsResult (roots)")
 	}
 	for _, root := range *r.Roots {

@@ -102,7 +102,7 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, 
 		return nil, "", err
 	}
 	var res listResult
-	if err := (&jdec{b: out}).listResult(&res); err != nil {
+	if err := newDec(out).listResult(&res); err != nil {
 		return nil, "", s.badOutput(pr, abi.OpListResources, err)
 	}
 	next := res.NextCursor.String()

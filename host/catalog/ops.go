@@ -57,7 +57,7 @@ func (s *Set) ReadResource(ctx context.Context, r Request, uri string) (*ReadRes
 		return nil, err
 	}
 	var res readResult
-	if err := (&jdec{b: out}).readResult(&res); err != nil {
+	if err := newDec(out).readResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpReadResource, err)
 	}
 	if len(res.Contents) == 0 {
@@ -129,7 +129,7 @@ func (s *Set) GetPrompt(ctx context.Context, r Request, name string, args map[st
 		return nil, err
 	}
 	var res getPromptResult
-	if err := (&jdec{b: out}).getPromptResult(&res); err != nil {
+	if err := newDec(out).getPromptResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpGetPrompt, err)
 	}
 	if res.Messages == nil {
@@ -137,7 +137,7 @@ func (s *Set) GetPrompt(ctx context.Context, r Request, name string, args map[st
 	}
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		if !m.Role.is("user") && !m.Role.is("assistant") {
+		if !m.Role.Is("user") && !m.Role.Is("assistant") {
 			return nil, s.badOutput(pr, abi.OpGetPrompt, outputErr("message role %q", m.Role.String()))
 		}
 		if err := pr.checkBlock(&m.Content); err != nil {
@@ -173,7 +173,7 @@ func (s *Set) CallTool(ctx context.Context, r Request, name string, args json.Ra
 		return nil, err
 	}
 	var res callToolResult
-	if err := (&jdec{b: out}).callToolResult(&res); err != nil {
+	if err := newDec(out).callToolResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpCallTool, err)
 	}
 	for i := range res.Content {
@@ -231,7 +231,7 @@ func (s *Set) Complete(ctx context.Context, r Request, ref abi.CompleteRef, arg 
 		return nil, err
 	}
 	var res abi.CompleteResult
-	if err := (&jdec{b: out}).completeResult(&res); err != nil {
+	if err := newDec(out).completeResult(&res); err != nil {
 		return nil, s.badOutput(pr, abi.OpComplete, err)
 	}
 	c := res.Completion

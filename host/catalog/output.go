@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // The MCP shapes a provider's output is decoded into (with jdec), checked
@@ -12,18 +13,18 @@ import (
 // the provider's bytes, so a text is scanned once and copied once.
 
 var (
-	readResultFields  = []string{"contents", "ttlMs"}
-	contentsFields    = []string{"uri", "mimeType", "text", "blob", "_meta"}
-	annotationsFields = []string{"audience", "priority", "lastModified"}
-	iconFields        = []string{"src", "mimeType", "sizes", "theme"}
-	resourceFields    = []string{"uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta"}
-	blockFields       = []string{"type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta"}
-	messageFields     = []string{"role", "content"}
-	promptFields      = []string{"description", "messages"}
-	toolFields        = []string{"content", "structuredContent", "isError"}
-	listFields        = []string{"resources", "nextCursor"}
-	completeFields    = []string{"completion"}
-	completionFields  = []string{"values", "total", "hasMore"}
+	readResultFields = jsonread.NewNames("contents", "ttlMs")
+	contentsFields = jsonread.NewNames("uri", "mimeType", "text", "blob", "_meta")
+	annotationsFields = jsonread.NewNames("audience", "priority", "lastModified")
+	iconFields = jsonread.NewNames("src", "mimeType", "sizes", "theme")
+	resourceFields = jsonread.NewNames("uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta")
+	blockFields = jsonread.NewNames("type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta")
+	messageFields = jsonread.NewNames("role", "content")
+	promptFields = jsonread.NewNames("description", "messages")
+	toolFields = jsonread.NewNames("content", "structuredContent", "isError")
+	listFields = jsonread.NewNames("resources", "nextCursor")
+	completeFields = jsonread.NewNames("completion")
+	completionFields = jsonread.NewNames("values", "total", "hasMore")
 )
 
 // The readers of whole answers (readResult, listResult, getPromptResult,
@@ -35,15 +36,15 @@ type readResult struct {
 	TTLMs    *int64
 }
 
-func (d *jdec) readResult(r *readResult) error {
-	d.object("read result", func(k []byte) {
-		switch fieldIndex(k, readResultFields) {
+func (d jdec) readResult(r *readResult) error {
+	d.Object("read result", readResultFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			r.Contents = slice(d, r.Contents, "contents", d.resourceContents)
 		case 1:
 			optInt(d, &r.TTLMs, "ttlMs")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 	return d.end()
@@ -56,9 +57,9 @@ type resourceContents struct {
 	Meta          []byte
 }
 
-func (d *jdec) resourceContents(c *resourceContents) {
-	d.object("resource contents", func(k []byte) {
-		switch fieldIndex(k, contentsFields) {
+func (d jdec) resourceContents(c *resourceContents) {
+	d.Object("resource contents", contentsFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.string(&c.URI, "uri")
 		case 1:
@@ -70,7 +71,7 @@ func (d *jdec) resourceContents(c *resourceContents) {
 		case 4:
 			d.raw(&c.Meta)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 }
@@ -78,13 +79,13 @@ func (d *jdec) resourceContents(c *resourceContents) {
 func (c *resourceContents) appendTo(b []byte) []byte {
 	b = append(b, '{')
 	b = c.URI.appendTo(field(b, "uri"))
-	if !c.MimeType.empty() {
+	if !c.MimeType.Empty() {
 		b = c.MimeType.appendTo(field(b, "mimeType"))
 	}
-	if c.Text.ok {
+	if c.Text.Present() {
 		b = c.Text.appendTo(field(b, "text"))
 	}
-	if c.Blob.ok {
+	if c.Blob.Present() {
 		b = c.Blob.appendTo(field(b, "blob"))
 	}
 	if len(c.Meta) > 0 {
@@ -100,16 +101,16 @@ type annotations struct {
 	LastModified jstr
 }
 
-func (d *jdec) annotations(a **annotations) {
-	if d.null() {
+func (d jdec) annotations(a **annotations) {
+	if d.Null() {
 		*a = nil
 		return
 	}
 	if *a == nil {
 		*a = new(annotations)
 	}
-	d.object("annotations", func(k []byte) {
-		switch fieldIndex(k, annotationsFields) {
+	d.Object("annotations", annotationsFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.strings(&(*a).Audience, "audience")
 		case 1:
@@ -117,7 +118,7 @@ func (d *jdec) annotations(a **annotations) {
 		case 2:
 			d.string(&(*a).LastModified, "lastModified")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 }
@@ -130,7 +131,7 @@ func (a *annotations) appendTo(b []byte) []byte {
 	if a.Priority.ok {
 		b = append(field(b, "priority"), a.Priority.raw...)
 	}
-	if !a.LastModified.empty() {
+	if !a.LastModified.Empty() {
 		b = a.LastModified.appendTo(field(b, "lastModified"))
 	}
 	return append(b, '}')
@@ -154,9 +155,9 @@ type icon struct {
 	Theme         jstr
 }
 
-func (d *jdec) icon(ic *icon) {
-	d.object("icon", func(k []byte) {
-		switch fieldIndex(k, iconFields) {
+func (d jdec) icon(ic *icon) {
+	d.Object("icon", iconFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.string(&ic.Src, "src")
 		case 1:
@@ -166,7 +167,7 @@ func (d *jdec) icon(ic *icon) {
 		case 3:
 			d.string(&ic.Theme, "theme")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 }
@@ -180,13 +181,13 @@ func appendIcons(b []byte, icons []icon) []byte {
 		}
 		b = append(b, '{')
 		b = ic.Src.appendTo(field(b, "src"))
-		if !ic.MimeType.empty() {
+		if !ic.MimeType.Empty() {
 			b = ic.MimeType.appendTo(field(b, "mimeType"))
 		}
 		if len(ic.Sizes) > 0 {
 			b = appendStrings(field(b, "sizes"), ic.Sizes)
 		}
-		if !ic.Theme.empty() {
+		if !ic.Theme.Empty() {
 			b = ic.Theme.appendTo(field(b, "theme"))
 		}
 		b = append(b, '}')
@@ -203,9 +204,9 @@ type resource struct {
 	Meta                                    []byte
 }
 
-func (d *jdec) resource(r *resource) {
-	d.object("resource", func(k []byte) {
-		switch fieldIndex(k, resourceFields) {
+func (d jdec) resource(r *resource) {
+	d.Object("resource", resourceFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.string(&r.URI, "uri")
 		case 1:
@@ -225,7 +226,7 @@ func (d *jdec) resource(r *resource) {
 		case 8:
 			d.raw(&r.Meta)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 }
@@ -238,7 +239,7 @@ func (r *resource) appendTo(b []byte) []byte {
 		name string
 		s    *jstr
 	}{{"title", &r.Title}, {"description", &r.Description}, {"mimeType", &r.MimeType}} {
-		if !f.s.empty() {
+		if !f.s.Empty() {
 			b = f.s.appendTo(field(b, f.name))
 		}
 	}
@@ -263,15 +264,15 @@ type listResult struct {
 	NextCursor jstr
 }
 
-func (d *jdec) listResult(r *listResult) error {
-	d.object("list result", func(k []byte) {
-		switch fieldIndex(k, listFields) {
+func (d jdec) listResult(r *listResult) error {
+	d.Object("list result", listFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			r.Resources = slice(d, r.Resources, "resources", d.resource)
 		case 1:
 			d.string(&r.NextCursor, "nextCursor")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 	return d.end()
@@ -290,9 +291,9 @@ type contentBlock struct {
 	Meta                                    []byte
 }
 
-func (d *jdec) contentBlock(c *contentBlock) {
-	d.object("content block", func(k []byte) {
-		switch fieldIndex(k, blockFields) {
+func (d jdec) contentBlock(c *contentBlock) {
+	d.Object("content block", blockFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.string(&c.Type, "type")
 		case 1:
@@ -314,7 +315,7 @@ func (d *jdec) contentBlock(c *contentBlock) {
 		case 9:
 			c.Icons = slice(d, c.Icons, "icons", d.icon)
 		case 10:
-			if d.null() {
+			if d.Null() {
 				c.Resource = nil
 				return
 			}
@@ -327,7 +328,7 @@ func (d *jdec) contentBlock(c *contentBlock) {
 		case 12:
 			d.raw(&c.Meta)
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 }
@@ -335,17 +336,17 @@ func (d *jdec) contentBlock(c *contentBlock) {
 func (c *contentBlock) appendTo(b []byte) []byte {
 	b = append(b, '{')
 	b = c.Type.appendTo(field(b, "type"))
-	if c.Text.ok {
+	if c.Text.Present() {
 		b = c.Text.appendTo(field(b, "text"))
 	}
-	if c.Data.ok {
+	if c.Data.Present() {
 		b = c.Data.appendTo(field(b, "data"))
 	}
 	for _, f := range [...]struct {
 		name string
 		s    *jstr
 	}{{"mimeType", &c.MimeType}, {"uri", &c.URI}, {"name", &c.Name}, {"title", &c.Title}, {"description", &c.Description}} {
-		if !f.s.empty() {
+		if !f.s.Empty() {
 			b = f.s.appendTo(field(b, f.name))
 		}
 	}
@@ -379,26 +380,26 @@ type getPromptResult struct {
 	Messages    []promptMessage
 }
 
-func (d *jdec) getPromptResult(r *getPromptResult) error {
-	d.object("prompt result", func(k []byte) {
-		switch fieldIndex(k, promptFields) {
+func (d jdec) getPromptResult(r *getPromptResult) error {
+	d.Object("prompt result", promptFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			d.string(&r.Description, "description")
 		case 1:
 			r.Messages = slice(d, r.Messages, "messages", func(m *promptMessage) {
-				d.object("prompt message", func(k []byte) {
-					switch fieldIndex(k, messageFields) {
+				d.Object("prompt message", messageFields, func(i int, _ []byte) {
+					switch i {
 					case 0:
 						d.string(&m.Role, "role")
 					case 1:
 						d.contentBlock(&m.Content)
 					default:
-						d.skip()
+						d.Skip()
 					}
 				})
 			})
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 	return d.end()
@@ -406,7 +407,7 @@ func (d *jdec) getPromptResult(r *getPromptResult) error {
 
 func (r *getPromptResult) appendTo(b []byte) []byte {
 	b = append(b, '{')
-	if !r.Description.empty() {
+	if !r.Description.Empty() {
 		b = r.Description.appendTo(field(b, "description"))
 	}
 	b = append(field(b, "messages"), '[')
@@ -429,9 +430,9 @@ type callToolResult struct {
 	IsError           bool
 }
 
-func (d *jdec) callToolResult(r *callToolResult) error {
-	d.object("tool result", func(k []byte) {
-		switch fieldIndex(k, toolFields) {
+func (d jdec) callToolResult(r *callToolResult) error {
+	d.Object("tool result", toolFields, func(i int, _ []byte) {
+		switch i {
 		case 0:
 			r.Content = slice(d, r.Content, "content", d.contentBlock)
 		case 1:
@@ -439,7 +440,7 @@ func (d *jdec) callToolResult(r *callToolResult) error {
 		case 2:
 			d.boolean(&r.IsError, "isError")
 		default:
-			d.skip()
+			d.Skip()
 		}
 	})
 	return d.end()
@@ -465,27 +466,27 @@ func (r *callToolResult) appendTo(b []byte) []byte {
 
 // completeResult decodes abi.CompleteResult. The values are cut from one
 // string copy of the output: one allocation for all of them.
-func (d *jdec) completeResult(r *abi.CompleteResult) error {
-	all := string(d.b)
-	d.object("completion result", func(k []byte) {
-		if fieldIndex(k, completeFields) != 0 {
-			d.skip()
+func (d jdec) completeResult(r *abi.CompleteResult) error {
+	all := string(d.Bytes())
+	d.Object("completion result", completeFields, func(i int, _ []byte) {
+		if i != 0 {
+			d.Skip()
 			return
 		}
 		c := &r.Completion
-		d.object("completion", func(k []byte) {
-			switch fieldIndex(k, completionFields) {
+		d.Object("completion", completionFields, func(i int, _ []byte) {
+			switch i {
 			case 0:
 				c.Values = slice(d, c.Values, "values", func(v *string) {
-					d.ws()
-					start := d.i
+					d.Peek()
+					start := d.Offset()
 					var s jstr
 					switch d.string(&s, "values"); {
-					case s.raw == nil: // null: as it was
-					case s.esc:
+					case s.Raw == nil: // null: as it was
+					case s.Escaped():
 						*v = s.String()
 					default:
-						*v = all[start+1 : d.i-1]
+						*v = all[start+1 : d.Offset()-1]
 					}
 				})
 			case 1:
@@ -493,7 +494,7 @@ func (d *jdec) completeResult(r *abi.CompleteResult) error {
 			case 2:
 				d.boolean(&c.HasMore, "hasMore")
 			default:
-				d.skip()
+				d.Skip()
 			}
 		})
 	})

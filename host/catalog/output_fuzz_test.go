@@ -1,12 +1,15 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -29,9 +32,9 @@ func (p *rawProvider) Call(context.Context, Call) (Result, error) {
 var _ Provider = (*rawProvider)(nil)
 
 // outputSeeds are provider outputs for every operation: the valid shapes,
-// and the corners where the single-pass reader must agree with
-// encoding/json (repeated and case-folded keys, null, escapes, surrogates,
-// slice reuse, what may follow the value).
+// the corners where the strict reader must agree with encoding/json (null,
+// escapes, surrogates, numbers, what may follow the value) and those where
+// it must not (repeated and case-folded member names).
 var outputSeeds = []string{
 	`{"contents":[{"uri":"fz://a","text":"hi"}]}`,
 	`{"contents":[{"uri":"fz://a","mimeType":"text/plain","text":"line\none \"q\" \u00e9 \ud83d\ude00 <&>"}],"ttlMs":5}`,
@@ -137,6 +140,12 @@ func FuzzReadOutput(f *testing.F) {
 		s, pr := fuzzSet(t, raw)
 		want, ttl, wantKind := pr.oldRead(raw, s.opts.MaxContentBytes)
 		rr, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
+		if err == nil {
+			mustRefuse(t, raw, "contents", func(s *Set) error { _, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a"); return err })
+		}
+		if ambiguous(raw) {
+			return
+		}
 		if got := kindOf(err); got != wantKind {
 			t.Fatalf("%q: error kind %d (%v), encoding/json's %d", raw, got, err, wantKind)
 		}
@@ -161,6 +170,12 @@ func FuzzPromptOutput(f *testing.F) {
 		s, pr := fuzzSet(t, raw)
 		want, ok := pr.oldPrompt(raw)
 		got, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil)
+		if err == nil {
+			mustRefuse(t, raw, "messages", func(s *Set) error { _, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil); return err })
+		}
+		if ambiguous(raw) {
+			return
+		}
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}
@@ -179,6 +194,12 @@ func FuzzToolOutput(f *testing.F) {
 		s, pr := fuzzSet(t, raw)
 		want, ok := pr.oldTool(raw)
 		got, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil)
+		if err == nil {
+			mustRefuse(t, raw, "content", func(s *Set) error { _, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil); return err })
+		}
+		if ambiguous(raw) {
+			return
+		}
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}
@@ -197,6 +218,12 @@ func FuzzListOutput(f *testing.F) {
 		s, pr := fuzzSet(t, raw)
 		want, next, ok := pr.oldList(raw, s.opts.PageSize)
 		page, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, "")
+		if err == nil {
+			mustRefuse(t, raw, "resources", func(s *Set) error { _, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, ""); return err })
+		}
+		if ambiguous(raw) {
+			return
+		}
 		if (err == nil) != ok {
 			t.Fatalf("%q: error %v, encoding/json accepted: %v", raw, err, ok)
 		}
@@ -216,7 +243,18 @@ func FuzzCompleteOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var want, got abi.CompleteResult
 		wantErr := oldDecodeStrict(raw, &want)
-		err := (&jdec{b: raw}).completeResult(&got)
+		err := newDec(raw).completeResult(&got)
+		if err == nil {
+			for _, v := range refusedVariants(raw, "completion") {
+				var r abi.CompleteResult
+				if newDec(v).completeResult(&r) == nil {
+					t.Fatalf("%q accepted", v)
+				}
+			}
+		}
+		if ambiguous(raw) {
+			return
+		}
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("%q: error %v, encoding/json's %v", raw, err, wantErr)
 		}
@@ -226,4 +264,95 @@ func FuzzCompleteOutput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mustRefuse checks that call refuses raw's refusedVariants as invalid
+// output.
+func mustRefuse(t *testing.T, raw []byte, name string, call func(*Set) error) {
+	t.Helper()
+	for _, v := range refusedVariants(raw, name) {
+		s, _ := fuzzSet(t, v)
+		if err := call(s); kindOf(err) != KindInternal {
+			t.Fatalf("%q: error %v, want invalid output", v, err)
+		}
+	}
+}
+
+// outputNames are the member names the catalog reads in provider output.
+var outputNames = func() []string {
+	var all []string
+	for _, n := range []*jsonread.Names{readResultFields, contentsFields, annotationsFields, iconFields, resourceFields,
+		blockFields, messageFields, promptFields, toolFields, listFields, completeFields, completionFields} {
+		all = append(all, n.Strings()...)
+	}
+	return all
+}()
+
+// ambiguous reports whether some object in raw (valid JSON) has two member
+// names equal under case folding, or one matching a name the catalog reads
+// only by case: where encoding/json picks one and the strict reader refuses.
+func ambiguous(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		obj   bool
+		names []string
+		key   bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		top := len(stack) - 1
+		if top >= 0 && stack[top].obj && stack[top].key {
+			if s, ok := tok.(string); ok {
+				for _, n := range stack[top].names {
+					if strings.EqualFold(n, s) {
+						return true
+					}
+				}
+				for _, n := range outputNames {
+					if n != s && strings.EqualFold(n, s) {
+						return true
+					}
+				}
+				stack[top].names = append(stack[top].names, s)
+				stack[top].key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{obj: true, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
+			top--
+		}
+		if top >= 0 && stack[top].obj {
+			stack[top].key = true
+		}
+	}
+}
+
+// refusedVariants are raw with a top-level member repeated and with one
+// written in another case: what the strict reader must always refuse.
+func refusedVariants(raw []byte, name string) [][]byte {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return nil
+	}
+	rest := t[1:]
+	if bytes.TrimLeft(rest, " \t\r\n")[0] != '}' {
+		rest = append([]byte{','}, rest...)
+	}
+	var out [][]byte
+	for _, inject := range []string{`"` + name + `":null,"` + name + `":null`, `"` + strings.ToUpper(name) + `":null`} {
+		out = append(out, append([]byte("{"+inject), rest...))
+	}
+	return out
 }

@@ -16,6 +16,15 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// plain[c] is true for the bytes that stand for themselves inside a JSON
+// string: printable ASCII other than '"' and '\\'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: \b \f \n \r \t and \u00XX for control characters,
 // \ufffd for each invalid UTF-8 byte, \u2028 and \u2029 escaped.

@@ -14,11 +14,12 @@ import (
 // base64 and URIs inside the provider's own schemes. Re-encoding also drops
 // unknown fields and duplicate keys, so what was checked is what is sent.
 //
-// Decoding is one pass (jsonscan.go) that checks syntax and UTF-8 as it
-// goes and keeps each string's bytes; re-encoding appends those bytes
-// (output.go). The result decodes to exactly what encoding/json would
-// have decoded and re-encoded from the same output (FuzzOutputEquivalence
-// holds the two side by side).
+// Decoding is one pass of the host's strict reader (read.go) that checks
+// syntax and UTF-8 as it goes, refuses repeated and case-folded member
+// names, and keeps each string's bytes; re-encoding appends those bytes
+// (output.go). On output without repeated or case-folded names the result
+// decodes to exactly what encoding/json would have decoded and re-encoded
+// (the Fuzz*Output targets hold the two side by side).
 
 // errOutput marks invalid provider output.
 var errOutput = errors.New("invalid output")
@@ -82,7 +83,7 @@ func checkAnnotations(a *annotations) error {
 		return nil
 	}
 	for _, r := range a.Audience {
-		if !r.is("user") && !r.is("assistant") {
+		if !r.Is("user") && !r.Is("assistant") {
 			return outputErr("annotations.audience has %q", r.String())
 		}
 	}
@@ -95,10 +96,10 @@ func checkAnnotations(a *annotations) error {
 func checkIcons(icons []icon) error {
 	for i := range icons {
 		ic := &icons[i]
-		if ic.Src.empty() {
+		if ic.Src.Empty() {
 			return outputErr("icon without src")
 		}
-		if !ic.Theme.empty() && !ic.Theme.is("light") && !ic.Theme.is("dark") {
+		if !ic.Theme.Empty() && !ic.Theme.Is("light") && !ic.Theme.Is("dark") {
 			return outputErr("icon theme %q", ic.Theme.String())
 		}
 	}
@@ -108,7 +109,7 @@ func checkIcons(icons []icon) error {
 // checkResource validates r against the owner's schemes.
 func (pr *provider) checkResource(r *resource) (uri string, err error) {
 	uri = r.URI.String()
-	if r.Name.empty() {
+	if r.Name.Empty() {
 		return "", outputErr("resource %q has no name", uri)
 	}
 	if err := pr.checkOwnURI(uri); err != nil {
@@ -140,10 +141,10 @@ func (pr *provider) checkOwnURI(uri string) error {
 
 // blobOK reports whether s is valid padded base64.
 func blobOK(s jstr) bool {
-	if s.esc {
+	if s.Escaped() {
 		return validBase64(s.String())
 	}
-	return validBase64(s.raw[1 : len(s.raw)-1])
+	return validBase64(s.Raw[1 : len(s.Raw)-1])
 }
 
 // checkContents validates c. known is a URI already found valid and
@@ -151,22 +152,22 @@ func blobOK(s jstr) bool {
 // second parse.
 func (pr *provider) checkContents(c *resourceContents, known string) (size int, err error) {
 	uri := known
-	if known == "" || !c.URI.is(known) {
+	if known == "" || !c.URI.Is(known) {
 		uri = c.URI.String()
 		if err := pr.checkOwnURI(uri); err != nil {
 			return 0, err
 		}
 	}
 	switch {
-	case c.Text.ok && c.Blob.ok:
+	case c.Text.Present() && c.Blob.Present():
 		return 0, outputErr("contents of %q have both text and blob", uri)
-	case c.Text.ok:
-		size = c.Text.size()
-	case c.Blob.ok:
+	case c.Text.Present():
+		size = c.Text.Len()
+	case c.Blob.Present():
 		if !blobOK(c.Blob) {
 			return 0, outputErr("contents of %q: blob is not valid base64", uri)
 		}
-		size = c.Blob.size()
+		size = c.Blob.Len()
 	default:
 		return 0, outputErr("contents of %q have neither text nor blob", uri)
 	}
@@ -184,27 +185,27 @@ func (pr *provider) checkBlock(b *contentBlock) error {
 		return outputErr("content block: _meta is not an object")
 	}
 	switch t := b.Type; {
-	case t.is("text"):
-		if !b.Text.ok || b.Data.ok || b.Resource != nil || !b.URI.empty() {
+	case t.Is("text"):
+		if !b.Text.Present() || b.Data.Present() || b.Resource != nil || !b.URI.Empty() {
 			return outputErr("text content must carry only text")
 		}
-	case t.is("image"), t.is("audio"):
-		if !b.Data.ok || b.MimeType.empty() || b.Text.ok || b.Resource != nil || !b.URI.empty() {
+	case t.Is("image"), t.Is("audio"):
+		if !b.Data.Present() || b.MimeType.Empty() || b.Text.Present() || b.Resource != nil || !b.URI.Empty() {
 			return outputErr("%s content needs data and mimeType only", t.String())
 		}
 		if !blobOK(b.Data) {
 			return outputErr("%s content: data is not valid base64", t.String())
 		}
-	case t.is("resource_link"):
-		if b.URI.empty() || b.Name.empty() || b.Text.ok || b.Data.ok || b.Resource != nil {
+	case t.Is("resource_link"):
+		if b.URI.Empty() || b.Name.Empty() || b.Text.Present() || b.Data.Present() || b.Resource != nil {
 			return outputErr("resource_link needs uri and name only")
 		}
 		if uri := b.URI.String(); !validURI(uri) {
 			return outputErr("resource_link URI %q is not valid", uri)
 		}
 		return checkIcons(b.Icons)
-	case t.is("resource"):
-		if b.Resource == nil || b.Text.ok || b.Data.ok || !b.URI.empty() {
+	case t.Is("resource"):
+		if b.Resource == nil || b.Text.Present() || b.Data.Present() || !b.URI.Empty() {
 			return outputErr("resource content needs an embedded resource only")
 		}
 		_, err := pr.checkContents(b.Resource, "")
@@ -226,7 +227,7 @@ func validURI(uri string) bool {
 func checkDeclared(rawAnnotations, rawIcons json.RawMessage) error {
 	if len(rawAnnotations) > 0 {
 		var a *annotations
-		d := &jdec{b: rawAnnotations}
+		d := newDec(rawAnnotations)
 		d.annotations(&a)
 		if err := d.end(); err != nil {
 			return fmt.Errorf("annotations: %w", err)
@@ -236,7 +237,7 @@ func checkDeclared(rawAnnotations, rawIcons json.RawMessage) error {
 		}
 	}
 	if len(rawIcons) > 0 {
-		d := &jdec{b: rawIcons}
+		d := newDec(rawIcons)
 		icons := slice(d, nil, "icons", d.icon)
 		if err := d.end(); err != nil {
 			return fmt.Errorf("icons: %w", err)

@@ -70,8 +70,8 @@ func NewNames(names ...string) *Names {
 	return &Names{list: names}
 }
 
-// Len returns the number of names.
-func (n *Names) Len() int { return len(n.list) }
+// Strings returns the names.
+func (n *Names) Strings() []string { return append([]string(nil), n.list...) }
 
 // index returns the position of key, or -1.
 func (n *Names) index(key []byte) int {
