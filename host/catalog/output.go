@@ -13,18 +13,18 @@ import (
 // the provider's bytes, so a text is scanned once and copied once.
 
 var (
-	readResultFields = jsonread.NewNames("contents", "ttlMs")
-	contentsFields = jsonread.NewNames("uri", "mimeType", "text", "blob", "_meta")
+	readResultFields  = jsonread.NewNames("contents", "ttlMs")
+	contentsFields    = jsonread.NewNames("uri", "mimeType", "text", "blob", "_meta")
 	annotationsFields = jsonread.NewNames("audience", "priority", "lastModified")
-	iconFields = jsonread.NewNames("src", "mimeType", "sizes", "theme")
-	resourceFields = jsonread.NewNames("uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta")
-	blockFields = jsonread.NewNames("type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta")
-	messageFields = jsonread.NewNames("role", "content")
-	promptFields = jsonread.NewNames("description", "messages")
-	toolFields = jsonread.NewNames("content", "structuredContent", "isError")
-	listFields = jsonread.NewNames("resources", "nextCursor")
-	completeFields = jsonread.NewNames("completion")
-	completionFields = jsonread.NewNames("values", "total", "hasMore")
+	iconFields        = jsonread.NewNames("src", "mimeType", "sizes", "theme")
+	resourceFields    = jsonread.NewNames("uri", "name", "title", "description", "mimeType", "size", "annotations", "icons", "_meta")
+	blockFields       = jsonread.NewNames("type", "text", "data", "mimeType", "uri", "name", "title", "description", "size", "icons", "resource", "annotations", "_meta")
+	messageFields     = jsonread.NewNames("role", "content")
+	promptFields      = jsonread.NewNames("description", "messages")
+	toolFields        = jsonread.NewNames("content", "structuredContent", "isError")
+	listFields        = jsonread.NewNames("resources", "nextCursor")
+	completeFields    = jsonread.NewNames("completion")
+	completionFields  = jsonread.NewNames("values", "total", "hasMore")
 )
 
 // The readers of whole answers (readResult, listResult, getPromptResult,

@@ -12,7 +12,7 @@ import (
 // returns is decoded into the exact MCP shape, checked, and re-encoded, so
 // a client only ever sees well-formed JSON with valid UTF-8 text, valid
 // base64 and URIs inside the provider's own schemes. Re-encoding also drops
-// unknown fields and duplicate keys, so what was checked is what is sent.
+// unknown fields, so what was checked is what is sent.
 //
 // Decoding is one pass of the host's strict reader (read.go) that checks
 // syntax and UTF-8 as it goes, refuses repeated and case-folded member
