@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // fetcher performs the http capability's requests: only to granted hosts,
@@ -191,7 +192,7 @@ func (e *errnoError) Error() string { return abi.ErrnoString(e.errno) + ": " + e
 
 func (f *fetcher) fetch(ctx context.Context, raw []byte) ([]byte, error) {
 	var req abi.HTTPRequest
-	if err := json.Unmarshal(raw, &req); err != nil {
+	if err := jsonread.Unmarshal(raw, &req); err != nil {
 		return nil, &errnoError{abi.ErrnoInvalid, err}
 	}
 	method := strings.ToUpper(req.Method)

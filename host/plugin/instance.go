@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // stateKey carries the *callState of the running guest call to host
@@ -169,20 +169,24 @@ func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (cat
 	res := catalog.Result{Status: abi.Status(int32(uint32(in.stack[0]))), Body: st.result}
 	switch res.Status {
 	case abi.StatusOK:
-		if !json.Valid(res.Body) {
-			return catalog.Result{}, ClassBadOutput, errors.New("response is not valid JSON")
-		}
+		// Not scanned here: the catalog reads it once, strictly, and
+		// reports a refusal back (RejectOutput), which counts like a bad
+		// output.
 		return res, ClassOK, nil
 	case abi.StatusError:
 		var e abi.Error
-		if err := json.Unmarshal(res.Body, &e); err != nil || e.Code == "" {
-			return catalog.Result{}, ClassBadOutput, errors.New("error response is not a well-formed error object")
+		if err := jsonread.Unmarshal(res.Body, &e); err != nil {
+			return catalog.Result{}, ClassBadOutput, fmt.Errorf("error response is not a well-formed error object: %w", err)
+		} else if e.Code == "" {
+			return catalog.Result{}, ClassBadOutput, errors.New("error response is not a well-formed error object: no code")
 		}
 		return res, ClassGuestError, nil
 	case abi.StatusInputRequired:
 		var ir abi.InputRequired
-		if err := json.Unmarshal(res.Body, &ir); err != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
-			return catalog.Result{}, ClassBadOutput, errors.New("input-required response is not a well-formed InputRequired object")
+		if err := jsonread.Unmarshal(res.Body, &ir); err != nil {
+			return catalog.Result{}, ClassBadOutput, fmt.Errorf("input-required response is not a well-formed InputRequired object: %w", err)
+		} else if len(ir.InputRequests) == 0 && ir.State == "" {
+			return catalog.Result{}, ClassBadOutput, errors.New("input-required response is not a well-formed InputRequired object: neither inputRequests nor state")
 		}
 		// Asking the client is an answer, not a failure: the catalog
 		// validates the requests and seals the state.

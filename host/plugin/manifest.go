@@ -1,16 +1,13 @@
 package plugin
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 var (
@@ -22,18 +19,12 @@ var (
 // capability names are reported in unknown and dropped, so that a guest
 // built for a newer minor still loads.
 func parseManifest(b []byte) (m *abi.Manifest, unknown []string, err error) {
-	// encoding/json would replace bad bytes in strings but keep them in the
-	// raw members (schemas, annotations, icons) that clients receive.
-	if !utf8.Valid(b) {
-		return nil, nil, errors.New("manifest: not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	// The strict reader: valid UTF-8 also in the raw members (schemas,
+	// annotations, icons) that clients receive, no repeated or
+	// case-folded member names, nothing after the object.
 	m = new(abi.Manifest)
-	if err := dec.Decode(m); err != nil {
+	if err := jsonread.Unmarshal(b, m); err != nil {
 		return nil, nil, fmt.Errorf("manifest: %w", err)
-	}
-	if dec.More() {
-		return nil, nil, errors.New("manifest: trailing data after the JSON object")
 	}
 	var problems []string
 	if !nameRE.MatchString(m.Name) {

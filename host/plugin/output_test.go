@@ -11,7 +11,7 @@ import (
 
 // TestInvalidOutputContained serves the fixtures whose output is
 // well-formed bytes but invalid MCP (bad UTF-8, bad base64, a URI outside
-// the plugin's schemes, malformed JSON) through a real catalog Set next to
+// the plugin's schemes, malformed JSON, a repeated member) through a real catalog Set next to
 // good.wasm: each read fails with an internal error naming the plugin, the
 // Observer records the failure, repeated failures quarantine the plugin,
 // and good.wasm keeps answering throughout.
@@ -24,6 +24,7 @@ func TestInvalidOutputContained(t *testing.T) {
 		"badb64":  "badb64://x",
 		"outside": "outside://x",
 		"badjson": "badjson://x",
+		"smuggle": "smuggle://x",
 	}
 	providers := []catalog.Provider{good}
 	plugins := map[string]*Plugin{}

@@ -145,8 +145,10 @@ func TestContained(t *testing.T) {
 		{fixture: "oob", op: abi.OpReadResource, class: ClassTrap, msg: "set_result: range [0xfffffff0, +64) is outside memory"},
 		{fixture: "oob", op: abi.OpCallTool, class: ClassTrap, msg: "outside memory"},
 		{fixture: "oob", op: abi.OpComplete, class: ClassTrap, msg: "called twice"},
-		{fixture: "badjson", op: abi.OpReadResource, class: ClassBadOutput, msg: "not valid JSON"},
 		{fixture: "badjson", op: abi.OpCallTool, class: ClassBadOutput, msg: "not a well-formed error"},
+		// Objects two JSON readers read apart (strict reader): refused.
+		{fixture: "smuggle", op: abi.OpCallTool, class: ClassBadOutput, msg: `member "Message" differs from "message" only in case`},
+		{fixture: "smuggle", op: abi.OpGetPrompt, class: ClassBadOutput, msg: `member "requestState" is repeated`},
 		{fixture: "caps", op: abi.OpCallTool, req: "X", class: ClassTrap, msg: "file_read: range [0xffff0000, +16)"},
 		{fixture: "caps", op: abi.OpCallTool, req: "T", class: ClassTrap, msg: "take: range"},
 		{fixture: "flaky", op: abi.OpComplete, class: ClassTrap, msg: "unreachable"},
@@ -194,6 +196,8 @@ func TestShapeNotCheckedHere(t *testing.T) {
 		{"badutf8", "bad \xff\xfe\xc0\xaf bytes"},
 		{"badb64", `"blob":"!!not*base64??"`},
 		{"outside", `"uri":"good://hello"`},
+		// Nor the syntax: the catalog's one pass reads it (output_test.go).
+		{"badjson", `{"contents":[{"uri":"badjson://x","text":`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -469,7 +473,12 @@ func TestManifestValidation(t *testing.T) {
 		name, in, want string
 	}{
 		{"ok", `{"name":"a-b_1","abi":1,"schemes":["x+y.z"],"resources":[{"uri":"x+y.z://a","name":"a"}]}`, ""},
-		{"trailing", `{"name":"a","abi":1} {}`, "trailing data"},
+		{"trailing", `{"name":"a","abi":1} {}`, "data after the JSON value"},
+		{"repeated name", `{"name":"a","abi":1,"name":"b"}`, `member "name" is repeated`},
+		{"case-variant name", `{"name":"a","abi":1,"Name":"b"}`, `member "Name" differs from "name" only in case`},
+		{"repeated tool member", `{"name":"a","abi":1,"tools":[{"name":"t","inputSchema":{},"name":"u"}]}`, `member "name" in tools is repeated`},
+		{"case-variant scheme list", `{"name":"a","abi":1,"schemes":["x"],"Schemes":["y"]}`, `differs from "schemes" only in case`},
+		{"opaque schema repeats", `{"name":"a","abi":1,"tools":[{"name":"t","inputSchema":{"type":"object","type":"string"}}]}`, ""},
 		{"upper scheme", `{"name":"a","abi":1,"schemes":["X"]}`, "not a lowercase RFC 3986 scheme"},
 		{"dup scheme", `{"name":"a","abi":1,"schemes":["x","x"]}`, "listed twice"},
 		{"resource outside", `{"name":"a","abi":1,"schemes":["x"],"resources":[{"uri":"y://a","name":"a"}]}`, "outside the plugin's schemes"},

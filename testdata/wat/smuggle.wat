@@ -1,0 +1,37 @@
+;; smuggle.wat: answers with objects that two JSON readers read apart:
+;; read_resource with the contents' "uri" twice, call_tool a StatusError
+;; whose error object has "message" and "Message", get_prompt an
+;; input_required with "requestState" twice.
+(module
+  (import "corral_v1" "set_result" (func $set_result (param i32 i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 1024) "{\"name\":\"smuggle\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"smuggle\"]}\00")
+  (data (i32.const 2048) "{\"contents\":[{\"uri\":\"smuggle://x\",\"uri\":\"smuggle://y\",\"text\":\"checked as x, sent as y\"}]}\00")
+  (data (i32.const 3072) "{\"code\":\"invalid_params\",\"message\":\"shown\",\"Message\":\"hidden\"}\00")
+  (data (i32.const 4096) "{\"inputRequests\":{\"a\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}},\"requestState\":\"s\",\"requestState\":\"t\"}\00")
+  (func (export "corral_abi_v1") (result i32) (i32.const 0))
+
+  (func (export "corral_buffer") (param $size i32) (result i32)
+    (if (i32.gt_u (local.get $size) (i32.const 65536)) (then (return (i32.const 0))))
+    (i32.const 65536))
+
+  (func $strlen (param $p i32) (result i32) (local $e i32)
+    (local.set $e (local.get $p))
+    (block $done (loop $scan
+      (br_if $done (i32.eqz (i32.load8_u (local.get $e))))
+      (local.set $e (i32.add (local.get $e) (i32.const 1)))
+      (br $scan)))
+    (i32.sub (local.get $e) (local.get $p)))
+
+  (func $reply (param $p i32)
+    (call $set_result (local.get $p) (call $strlen (local.get $p))))
+
+  (func (export "corral_call") (param $op i32) (param $len i32) (result i32)
+    (if (i32.eq (local.get $op) (i32.const 1))
+      (then (call $reply (i32.const 1024)) (return (i32.const 0))))
+    (if (i32.eq (local.get $op) (i32.const 5))
+      (then (call $reply (i32.const 3072)) (return (i32.const 1))))
+    (if (i32.eq (local.get $op) (i32.const 4))
+      (then (call $reply (i32.const 4096)) (return (i32.const 2))))
+    (call $reply (i32.const 2048))
+    (i32.const 0)))
