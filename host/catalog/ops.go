@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/yosida95/uritemplate/v3"
 )
 
@@ -282,8 +283,10 @@ func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body
 		return res.Body, nil, nil
 	case abi.StatusError:
 		var ae abi.Error
-		if json.Unmarshal(res.Body, &ae) != nil || ae.Code == "" {
-			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object"))
+		if err := jsonread.Unmarshal(res.Body, &ae); err != nil {
+			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object: %v", err))
+		} else if ae.Code == "" {
+			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object: no code"))
 		}
 		return nil, nil, declaredErr(pr, &ae, uri)
 	case abi.StatusInputRequired:
@@ -291,8 +294,10 @@ func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body
 			return nil, nil, s.badOutput(pr, op, outputErr("%s may not ask for client input", op))
 		}
 		var ir abi.InputRequired
-		if json.Unmarshal(res.Body, &ir) != nil || (len(ir.InputRequests) == 0 && ir.State == "") {
-			return nil, nil, s.badOutput(pr, op, outputErr("input-required response is not a well-formed InputRequired object"))
+		if err := jsonread.Unmarshal(res.Body, &ir); err != nil {
+			return nil, nil, s.badOutput(pr, op, outputErr("input-required response is not a well-formed InputRequired object: %v", err))
+		} else if len(ir.InputRequests) == 0 && ir.State == "" {
+			return nil, nil, s.badOutput(pr, op, outputErr("input-required response is not a well-formed InputRequired object: neither inputRequests nor state"))
 		}
 		return nil, &ir, nil
 	}

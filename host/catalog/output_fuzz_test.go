@@ -141,7 +141,10 @@ func FuzzReadOutput(f *testing.F) {
 		want, ttl, wantKind := pr.oldRead(raw, s.opts.MaxContentBytes)
 		rr, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
 		if err == nil {
-			mustRefuse(t, raw, "contents", func(s *Set) error { _, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a"); return err })
+			mustRefuse(t, raw, "contents", func(s *Set) error {
+				_, err := s.ReadResource(context.Background(), Request{Principal: anonymous}, "fz://a")
+				return err
+			})
 		}
 		if ambiguous(raw) {
 			return
@@ -171,7 +174,10 @@ func FuzzPromptOutput(f *testing.F) {
 		want, ok := pr.oldPrompt(raw)
 		got, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil)
 		if err == nil {
-			mustRefuse(t, raw, "messages", func(s *Set) error { _, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil); return err })
+			mustRefuse(t, raw, "messages", func(s *Set) error {
+				_, err := s.GetPrompt(context.Background(), Request{Principal: anonymous}, "p", nil)
+				return err
+			})
 		}
 		if ambiguous(raw) {
 			return
@@ -195,7 +201,10 @@ func FuzzToolOutput(f *testing.F) {
 		want, ok := pr.oldTool(raw)
 		got, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil)
 		if err == nil {
-			mustRefuse(t, raw, "content", func(s *Set) error { _, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil); return err })
+			mustRefuse(t, raw, "content", func(s *Set) error {
+				_, err := s.CallTool(context.Background(), Request{Principal: anonymous}, "t", nil)
+				return err
+			})
 		}
 		if ambiguous(raw) {
 			return
@@ -219,7 +228,10 @@ func FuzzListOutput(f *testing.F) {
 		want, next, ok := pr.oldList(raw, s.opts.PageSize)
 		page, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, "")
 		if err == nil {
-			mustRefuse(t, raw, "resources", func(s *Set) error { _, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, ""); return err })
+			mustRefuse(t, raw, "resources", func(s *Set) error {
+				_, err := s.List(context.Background(), Request{Principal: anonymous}, ListResources, "")
+				return err
+			})
 		}
 		if ambiguous(raw) {
 			return
