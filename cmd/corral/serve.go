@@ -21,6 +21,7 @@ import (
 	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/keys"
 	"github.com/corral-mcp/corral/host/mcp"
 	"github.com/corral-mcp/corral/host/metrics"
 	"github.com/corral-mcp/corral/host/notify"
@@ -171,11 +172,20 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if err != nil {
 		return err
 	}
+	for _, d := range cfg.Deprecations() {
+		log.Warn(d)
+	}
+	// One key ring seals every token the server hands out (cursors,
+	// requestState); a reload updates it in place.
+	ring, err := keys.New(cfg.Keys.Bytes())
+	if err != nil {
+		return err
+	}
 	var curCfg atomic.Pointer[config.Config]
 	curCfg.Store(cfg)
 	reg, err := registry.New(registry.Options{
 		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
-		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, CursorKey: cfg.Catalog.CursorKeyBytes(),
+		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, Keys: ring,
 			Policy: sec.policy, Authenticated: sec.authed},
 		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		Logger: log, Observer: m, Progress: progress,
@@ -284,6 +294,9 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if cfg.File != "" {
 		watcher = config.NewWatcher(src, cfg, config.WatchOptions{Logger: log, OnReload: func(_, n *config.Config) {
 			level.Set(parseLevel(n.Log.Level))
+			if err := ring.Update(n.Keys.Bytes()); err != nil {
+				log.Error("keys not reloaded; keeping the running secrets", "err", err)
+			}
 			curCfg.Store(n)
 			reg.UpdateConfig(n)
 			files.SetRoots(fileRoots(reg.Catalog().Current(), n))

@@ -6,15 +6,18 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/keys"
 )
 
 // Options configure how a Set lists and validates.
 type Options struct {
 	// PageSize is the number of items per list page (default 100).
 	PageSize int
-	// CursorKey is the HMAC key that makes cursors tamper-evident. Replicas
-	// share it through config; a random key is generated when empty.
-	CursorKey []byte
+	// Keys seals list cursors and requestState (input_required). Replicas
+	// behind one load balancer share its secret through config; nil uses
+	// one ring with a random secret for the whole process, so a plugin
+	// reload (a new Set) keeps tokens in flight valid.
+	Keys *keys.Ring
 	// MaxContentBytes caps the total size of one read's contents (default 8 MiB).
 	MaxContentBytes int
 	// ReadTTL is the default ttlMs hint for resources/read (default 0).
@@ -27,9 +30,6 @@ type Options struct {
 	// Policy, when set, decides what each principal sees (see Policy);
 	// nil shows everything to everyone.
 	Policy Policy
-	// StateKey seals requestState (input_required). Replicas behind one
-	// load balancer share it; empty uses a random per-process key.
-	StateKey []byte
 	// StateTTL is how long a requestState stays valid (DefaultStateTTL).
 	StateTTL time.Duration
 	// Now is the clock for state expiry; nil is time.Now.

@@ -162,6 +162,13 @@ func TestCursorRejections(t *testing.T) {
 	}
 	good := *page.NextCursor
 	other := mustSet(t, catalog.Options{PageSize: 1}, catalogtest.Conformance(), many("extra", "ex", 3, nil))
+	// The same position sealed by another deployment's secret.
+	stranger := mustSet(t, catalog.Options{PageSize: 1, Keys: ring(t, []byte("another deployment's secret, 32+ b"), nil)}, catalogtest.Conformance())
+	fp, err := stranger.List(context.Background(), anon, catalog.ListResources, "")
+	if err != nil || fp.NextCursor == nil {
+		t.Fatal(err)
+	}
+	foreign := *fp.NextCursor
 	tampered := []byte(good)
 	tampered[len(tampered)/2] ^= 1
 	tests := []struct {
@@ -175,6 +182,7 @@ func TestCursorRejections(t *testing.T) {
 		{"other list", s, catalog.ListPrompts, good},
 		{"replaced set", other, catalog.ListResources, good},
 		{"truncated", s, catalog.ListResources, good[:len(good)-3]},
+		{"unknown key", s, catalog.ListResources, foreign},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,10 +194,10 @@ func TestCursorRejections(t *testing.T) {
 		})
 	}
 	// A cursor stays valid for a Set built from the same providers with
-	// the same key (replicas sharing config).
-	key := []byte("shared key")
-	a := mustSet(t, catalog.Options{PageSize: 1, CursorKey: key}, catalogtest.Conformance())
-	b := mustSet(t, catalog.Options{PageSize: 1, CursorKey: key}, catalogtest.Conformance())
+	// the same secret (replicas sharing config).
+	secret := []byte("a secret the replicas share, 32 bytes")
+	a := mustSet(t, catalog.Options{PageSize: 1, Keys: ring(t, secret, nil)}, catalogtest.Conformance())
+	b := mustSet(t, catalog.Options{PageSize: 1, Keys: ring(t, secret, nil)}, catalogtest.Conformance())
 	pa, _ := a.List(context.Background(), anon, catalog.ListResources, "")
 	if _, err := b.List(context.Background(), anon, catalog.ListResources, *pa.NextCursor); err != nil {
 		t.Errorf("replica rejected the cursor: %v", err)

@@ -2,9 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -14,11 +11,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
+	"github.com/corral-mcp/corral/host/keys"
 )
 
 // DefaultStateTTL is how long a sealed requestState stays valid.
@@ -67,21 +64,6 @@ func (e *MissingCapabilityError) Error() string {
 	return "catalog: the request needs client capabilities " + string(e.Required)
 }
 
-// process-wide state key, used when Options.StateKey is empty, so that a
-// plugin reload (a new Set) does not invalidate states in flight.
-var (
-	processKeyOnce sync.Once
-	processKey     []byte
-)
-
-func defaultStateKey() []byte {
-	processKeyOnce.Do(func() {
-		processKey = make([]byte, 32)
-		rand.Read(processKey)
-	})
-	return processKey
-}
-
 // sealedState is the plaintext of a requestState.
 type sealedState struct {
 	Plugin string            `json:"p"`
@@ -91,24 +73,8 @@ type sealedState struct {
 	State  string            `json:"s"` // the provider's own state
 }
 
-const stateAAD = "corral requestState v1"
-
-func (s *Set) aead() (cipher.AEAD, error) {
-	key := s.opts.StateKey
-	if len(key) == 0 {
-		key = defaultStateKey()
-	}
-	sum := sha256.Sum256(key) // any key length becomes an AES-256 key
-	block, err := aes.NewCipher(sum[:])
-	if err != nil {
-		return nil, fmt.Errorf("catalog: state cipher: %w", err)
-	}
-	g, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: state cipher: %w", err)
-	}
-	return g, nil
-}
+// stateAADv1 authenticated a requestState of format 1 (see openV1State).
+const stateAADv1 = "corral requestState v1"
 
 func (s *Set) stateTTL() time.Duration {
 	if s.opts.StateTTL > 0 {
@@ -125,34 +91,23 @@ func (s *Set) now() time.Time {
 }
 
 func (s *Set) seal(st *sealedState) (string, error) {
-	g, err := s.aead()
-	if err != nil {
-		return "", err
-	}
 	plain, err := json.Marshal(st)
 	if err != nil {
 		return "", fmt.Errorf("catalog: seal state: %w", err)
 	}
-	nonce := make([]byte, g.NonceSize(), g.NonceSize()+len(plain)+g.Overhead())
-	rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(g.Seal(nonce, nonce, plain, []byte(stateAAD))), nil
+	return s.keys.Seal(keys.RequestState, plain), nil
 }
 
 var errBadState = &Error{Kind: KindInvalidParams, Message: "invalid requestState: it was altered, has expired or belongs to another request"}
 
 // open verifies and decrypts a requestState for pr and digest.
 func (s *Set) open(state string, pr *provider, digest []byte) (*sealedState, error) {
-	g, err := s.aead()
+	plain, err := s.keys.Open(keys.RequestState, state)
 	if err != nil {
-		return nil, err
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(state)
-	if err != nil || len(raw) < g.NonceSize()+g.Overhead() || base64.RawURLEncoding.EncodeToString(raw) != state {
-		return nil, errBadState
-	}
-	plain, err := g.Open(nil, raw[:g.NonceSize()], raw[g.NonceSize():], []byte(stateAAD))
-	if err != nil {
-		return nil, errBadState
+		var ok bool
+		if plain, ok = s.openV1State(state); !ok {
+			return nil, errBadState
+		}
 	}
 	var st sealedState
 	if err := json.Unmarshal(plain, &st); err != nil {
@@ -162,6 +117,18 @@ func (s *Set) open(state string, pr *provider, digest []byte) (*sealedState, err
 		return nil, errBadState
 	}
 	return &st, nil
+}
+
+// openV1State opens a requestState of format 1: base64url of nonce,
+// ciphertext and tag, AES-256-GCM under SHA-256 of the secret. Its first
+// byte is random, so it is tried whenever a token fails as format 2.
+// Delete it one release after format 2.
+func (s *Set) openV1State(state string) ([]byte, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(state)
+	if err != nil || base64.RawURLEncoding.EncodeToString(raw) != state {
+		return nil, false
+	}
+	return s.keys.OpenV1(raw, []byte(stateAADv1))
 }
 
 // requestDigest binds a state to who asked what: the principal, the

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/keys"
 	"github.com/yosida95/uritemplate/v3"
 )
 
@@ -29,7 +29,7 @@ const (
 type Set struct {
 	providers []*provider // sorted by name
 	opts      Options
-	cursorKey []byte
+	keys      *keys.Ring
 	gen       uint64
 	genHex    string
 	features  Features
@@ -90,7 +90,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 	}
 	s := &Set{
 		opts:      opts,
-		cursorKey: opts.CursorKey,
+		keys:      opts.Keys,
 		schemes:   map[string]*provider{},
 		prompts:   map[string]*promptRef{},
 		tools:     map[string]*provider{},
@@ -98,9 +98,8 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 
 		toolHeaders: map[string][]ParamHeader{},
 	}
-	if len(s.cursorKey) == 0 {
-		s.cursorKey = make([]byte, 32)
-		rand.Read(s.cursorKey)
+	if s.keys == nil {
+		s.keys = processKeys()
 	}
 
 	ps := make([]*provider, 0, len(providers))

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -26,6 +25,7 @@ type Config struct {
 	Admin   Listen  `koanf:"admin"`
 	Log     Log     `koanf:"log"`
 	Catalog Catalog `koanf:"catalog"`
+	Keys    Secrets `koanf:"keys"`
 	Plugins Plugins `koanf:"plugins"`
 	Auth    Auth    `koanf:"auth"`
 	// Policy decides what each principal sees; empty shows everything to
@@ -106,22 +106,9 @@ type Log struct {
 // Catalog configures list pagination.
 type Catalog struct {
 	PageSize int `koanf:"pageSize"`
-	// CursorKey is the hex HMAC key for list cursors; "" picks a random key
-	// per process. Replicas behind one load balancer share it.
+	// CursorKey is deprecated: a hex secret that serves as keys.secret
+	// when that is unset (see Keys).
 	CursorKey string `koanf:"cursorKey"`
-}
-
-// CursorKeyBytes returns the decoded cursor key, nil when none is set.
-// Validation guarantees it decodes.
-func (c Catalog) CursorKeyBytes() []byte {
-	if c.CursorKey == "" {
-		return nil
-	}
-	b, err := hex.DecodeString(c.CursorKey)
-	if err != nil {
-		return nil
-	}
-	return b
 }
 
 // Plugins configures the plugin directory and where plugins keep state.
@@ -283,6 +270,7 @@ func defaults() map[string]any {
 		"http.maxSessionsPerClient":   64,
 	}
 	authDefaults(m)
+	keysDefaults(m)
 	return m
 }
 
@@ -345,7 +333,6 @@ func RestartKeys(old, new *Config) []string {
 	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
 	add("log.format", old.Log.Format, new.Log.Format)
 	add("catalog.pageSize", old.Catalog.PageSize, new.Catalog.PageSize)
-	add("catalog.cursorKey", old.Catalog.CursorKey, new.Catalog.CursorKey)
 	add("plugins.dir", old.Plugins.Dir, new.Plugins.Dir)
 	add("plugins.dataDir", old.Plugins.DataDir, new.Plugins.DataDir)
 	add("plugins.cacheDir", old.Plugins.CacheDir, new.Plugins.CacheDir)
@@ -364,6 +351,9 @@ func ReloadKeys(old, new *Config) []string {
 	var keys []string
 	if old.Log.Level != new.Log.Level {
 		keys = append(keys, "log.level")
+	}
+	if !keysEqual(old.Keys, new.Keys) {
+		keys = append(keys, "keys")
 	}
 	names := slices.Sorted(maps.Keys(old.Plugin))
 	for _, n := range slices.Sorted(maps.Keys(new.Plugin)) {
@@ -385,6 +375,8 @@ func ReloadKeys(old, new *Config) []string {
 func applyReloadable(old, new *Config) *Config {
 	c := *old
 	c.Log.Level = new.Log.Level
+	c.Keys = new.Keys
+	c.Catalog.CursorKey = new.Catalog.CursorKey // the deprecated alias of keys.secret
 	c.Plugin = new.Plugin
 	return &c
 }

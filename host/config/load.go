@@ -248,6 +248,7 @@ var schema = []string{
 
 func init() {
 	schema = append(schema, authKeys...)
+	schema = append(schema, keysKeys...)
 	for _, k := range authListKeys {
 		listKeys[k] = true
 	}
@@ -357,7 +358,7 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile"} {
+	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile"} {
 		if v, ok := k.Get(key).(string); ok {
 			_ = k.Set(key, abs(v))
 		}

@@ -96,15 +96,7 @@ func validate(cfg *Config) []problem {
 	if cfg.Catalog.PageSize < 1 || cfg.Catalog.PageSize > 1000 {
 		bad("catalog.pageSize", "must be between 1 and 1000, got %d", cfg.Catalog.PageSize)
 	}
-	if k := cfg.Catalog.CursorKey; k != "" {
-		b, err := hex.DecodeString(k)
-		switch {
-		case err != nil:
-			bad("catalog.cursorKey", "must be hex: %v", err)
-		case len(b) < 16:
-			bad("catalog.cursorKey", "must be at least 16 bytes (32 hex digits), got %d", len(b))
-		}
-	}
+	validateKeys(cfg, bad)
 	if d := cfg.Plugins.Debounce; d < 10*time.Millisecond || d > 10*time.Second {
 		bad("plugins.debounce", "must be between 10ms and 10s, got %v", d)
 	}

@@ -108,6 +108,9 @@ func (w *Watcher) Reload() error {
 		w.log.Error("config reload failed; keeping the running configuration", "file", w.src.File, "err", err)
 		return err
 	}
+	for _, d := range next.Deprecations() {
+		w.log.Warn(d)
+	}
 	old := w.cur.Load()
 	if keys := RestartKeys(old, next); len(keys) > 0 {
 		w.log.Warn("config changed keys that need a restart; they keep their running values", "keys", keys)

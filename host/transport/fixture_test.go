@@ -42,7 +42,7 @@ func faulty() *catalogtest.Provider {
 func newTestServer(t testing.TB) *mcp.Server {
 	t.Helper()
 	set, err := catalog.NewSet([]catalog.Provider{catalogtest.Conformance(), faulty()},
-		catalog.Options{CursorKey: []byte("golden-cursor-key"), PageSize: 3})
+		catalog.Options{PageSize: 3})
 	if err != nil {
 		t.Fatalf("NewSet: %v", err)
 	}
