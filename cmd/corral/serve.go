@@ -220,7 +220,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		if addr == cfg.HTTP.Addr {
 			mcpURL = "http://" + ln.Addr().String() + "/mcp"
 		}
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: cfg.HTTP.ReadHeaderTimeout, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 		servers = append(servers, hs)
 		go func() {
 			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -250,8 +250,11 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerPrincipal: cfg.HTTP.MaxListensPerPrincipal,
 			MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
-			Logger: log, PrincipalFunc: auth.PrincipalOf,
-			Proxies: transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
+			ReadBodyTimeout:           cfg.HTTP.ReadBodyTimeout,
+			MaxConcurrentPerPrincipal: cfg.HTTP.MaxConcurrentPerPrincipal,
+			MaxConcurrentPerAddress:   cfg.HTTP.MaxConcurrentPerAddress,
+			Proxies:                   transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
+			Logger:                    log, PrincipalFunc: auth.PrincipalOf,
 		})
 		m.Sessions(func() (int, int64, int64) {
 			st := httpHandler.SessionStats()

@@ -49,6 +49,16 @@ type HTTP struct {
 	AllowedHosts []string `koanf:"allowedHosts"`
 	// MaxBodyBytes caps the size of one request body.
 	MaxBodyBytes int64 `koanf:"maxBodyBytes"`
+	// ReadHeaderTimeout bounds the time a request's headers take to
+	// arrive, on every listener; ReadBodyTimeout the time a POST body to
+	// /mcp takes.
+	ReadHeaderTimeout time.Duration `koanf:"readHeaderTimeout"`
+	ReadBodyTimeout   time.Duration `koanf:"readBodyTimeout"`
+	// MaxConcurrentPerPrincipal bounds the requests in progress of one
+	// principal with credentials, MaxConcurrentPerAddress those of one
+	// client address without.
+	MaxConcurrentPerPrincipal int `koanf:"maxConcurrentPerPrincipal"`
+	MaxConcurrentPerAddress   int `koanf:"maxConcurrentPerAddress"`
 	// TrustedProxies are the CIDR prefixes (or single addresses) of the
 	// reverse proxies whose forwarding header names the client address;
 	// empty trusts none and the client address is the TCP peer.
@@ -243,21 +253,25 @@ func (p Plugin) Equal(q Plugin) bool { return reflect.DeepEqual(p, q) }
 // defaults returns the built-in values as a koanf map.
 func defaults() map[string]any {
 	m := map[string]any{
-		"http.addr":            "",
-		"http.maxBodyBytes":    int64(4 << 20),
-		"http.forwardedHeader": "X-Forwarded-For",
-		"ws.addr":              "",
-		"admin.addr":           "",
-		"log.level":            "info",
-		"log.format":           "auto",
-		"catalog.pageSize":     100,
-		"catalog.cursorKey":    "",
-		"plugins.dir":          "",
-		"plugins.dataDir":      "",
-		"plugins.cacheDir":     defaultCacheDir(),
-		"plugins.engine":       EngineWazero,
-		"plugins.debounce":     "250ms",
-		"plugins.rescan":       "30s",
+		"http.addr":                      "",
+		"http.maxBodyBytes":              int64(4 << 20),
+		"http.forwardedHeader":           "X-Forwarded-For",
+		"http.readHeaderTimeout":         "10s",
+		"http.readBodyTimeout":           "30s",
+		"http.maxConcurrentPerPrincipal": 64,
+		"http.maxConcurrentPerAddress":   64,
+		"ws.addr":                        "",
+		"admin.addr":                     "",
+		"log.level":                      "info",
+		"log.format":                     "auto",
+		"catalog.pageSize":               100,
+		"catalog.cursorKey":              "",
+		"plugins.dir":                    "",
+		"plugins.dataDir":                "",
+		"plugins.cacheDir":               defaultCacheDir(),
+		"plugins.engine":                 EngineWazero,
+		"plugins.debounce":               "250ms",
+		"plugins.rescan":                 "30s",
 
 		"plugins.compile.maxFileBytes":     0,
 		"plugins.compile.maxFunctions":     0,
@@ -326,6 +340,10 @@ func RestartKeys(old, new *Config) []string {
 	add("http.maxBodyBytes", old.HTTP.MaxBodyBytes, new.HTTP.MaxBodyBytes)
 	add("http.trustedProxies", old.HTTP.TrustedProxies, new.HTTP.TrustedProxies)
 	add("http.forwardedHeader", old.HTTP.ForwardedHeader, new.HTTP.ForwardedHeader)
+	add("http.readHeaderTimeout", old.HTTP.ReadHeaderTimeout, new.HTTP.ReadHeaderTimeout)
+	add("http.readBodyTimeout", old.HTTP.ReadBodyTimeout, new.HTTP.ReadBodyTimeout)
+	add("http.maxConcurrentPerPrincipal", old.HTTP.MaxConcurrentPerPrincipal, new.HTTP.MaxConcurrentPerPrincipal)
+	add("http.maxConcurrentPerAddress", old.HTTP.MaxConcurrentPerAddress, new.HTTP.MaxConcurrentPerAddress)
 	add("http.maxListensPerPrincipal", old.HTTP.MaxListensPerPrincipal, new.HTTP.MaxListensPerPrincipal)
 	add("http.maxSessions", old.HTTP.MaxSessions, new.HTTP.MaxSessions)
 	add("http.maxSessionsPerClient", old.HTTP.MaxSessionsPerClient, new.HTTP.MaxSessionsPerClient)

@@ -69,6 +69,18 @@ func validate(cfg *Config) []problem {
 			bad("http.trustedProxies", "want a CIDR prefix (10.0.0.0/8) or an IP address, got %q", p)
 		}
 	}
+	if d := cfg.HTTP.ReadHeaderTimeout; d < 100*time.Millisecond || d > 10*time.Minute {
+		bad("http.readHeaderTimeout", "must be between 100ms and 10m, got %v", d)
+	}
+	if d := cfg.HTTP.ReadBodyTimeout; d < 100*time.Millisecond || d > time.Hour {
+		bad("http.readBodyTimeout", "must be between 100ms and 1h, got %v", d)
+	}
+	if n := cfg.HTTP.MaxConcurrentPerPrincipal; n < 1 || n > 1<<20 {
+		bad("http.maxConcurrentPerPrincipal", "must be between 1 and 1048576, got %d", n)
+	}
+	if n := cfg.HTTP.MaxConcurrentPerAddress; n < 1 || n > 1<<20 {
+		bad("http.maxConcurrentPerAddress", "must be between 1 and 1048576, got %d", n)
+	}
 	switch cfg.HTTP.ForwardedHeader {
 	case "X-Forwarded-For", "Forwarded":
 	default:

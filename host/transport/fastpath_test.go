@@ -37,6 +37,7 @@ func TestSplitHost(t *testing.T) {
 
 func TestReadBody(t *testing.T) {
 	body := strings.Repeat("x", 700)
+	big := strings.Repeat("y", 3*bodyChunk+17)
 	tests := []struct {
 		name    string
 		r       io.Reader
@@ -52,10 +53,12 @@ func TestReadBody(t *testing.T) {
 		{"announced over the limit", strings.NewReader(body), 1 << 30, body, false},
 		{"empty", strings.NewReader(""), 0, "", false},
 		{"read error", iotest.ErrReader(errors.New("boom")), 700, "", true},
+		{"longer than a chunk, announced", strings.NewReader(big), int64(len(big)), big, false},
+		{"longer than a chunk, unknown length", iotest.HalfReader(strings.NewReader(big)), -1, big, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := readBody(tt.r, tt.length, 1<<20)
+			got, err := readBody(tt.r, tt.length)
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("readBody error = %v, want error %v", err, tt.wantErr)
 			}
@@ -63,6 +66,28 @@ func TestReadBody(t *testing.T) {
 				t.Errorf("body (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestReadBodyGrowsWithArrivals: a body announcing 4 MiB that sends 700
+// bytes takes a buffer of at most bodyChunk, not of the announced size
+// (issue 13 item 3); a body that does send its announced size ends in a
+// buffer no larger than it.
+func TestReadBodyGrowsWithArrivals(t *testing.T) {
+	got, err := readBody(strings.NewReader(strings.Repeat("x", 700)), 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cap(got) > bodyChunk+1 {
+		t.Errorf("700 bytes announced as 4 MiB: buffer of %d bytes, want at most %d", cap(got), bodyChunk+1)
+	}
+	full := strings.Repeat("y", 1<<20)
+	got, err = readBody(strings.NewReader(full), int64(len(full)))
+	if err != nil || string(got) != full {
+		t.Fatalf("1 MiB body: %v, %d bytes", err, len(got))
+	}
+	if cap(got) > len(full)+1 {
+		t.Errorf("1 MiB body: buffer of %d bytes, want at most %d", cap(got), len(full)+1)
 	}
 }
 

@@ -67,6 +67,18 @@ type HTTPOptions struct {
 	// refuses the request with 401. A legacy session belongs to the
 	// principal that opened it; anyone else gets 404 for its id.
 	PrincipalFunc func(*http.Request) (abi.Principal, error)
+	// ReadBodyTimeout bounds the time a POST body takes to arrive
+	// (default DefaultReadBodyTimeout); a slower one gets 408 and its
+	// connection is closed. The headers' deadline is the http.Server's.
+	ReadBodyTimeout time.Duration
+	// MaxConcurrentPerPrincipal bounds the POSTs in progress of one
+	// principal that presented credentials, MaxConcurrentPerAddress those
+	// of one client address without credentials (defaults
+	// DefaultMaxConcurrent…); the excess gets 429 with -31429 and
+	// Retry-After before its body is read. A listen stream counts until it
+	// opens, then against MaxListensPerPrincipal only.
+	MaxConcurrentPerPrincipal int
+	MaxConcurrentPerAddress   int
 	// Proxies say which peers may name the client address that limits
 	// per address count (see ClientAddr); zero trusts none.
 	Proxies TrustedProxies
@@ -86,6 +98,8 @@ type HTTPHandler struct {
 
 	lmu     sync.Mutex
 	listens map[string]int // principal id -> listen streams open
+
+	inflight inflight // POSTs in progress per client
 }
 
 // NewHTTPHandler returns a handler serving srv.
@@ -110,6 +124,15 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	}
 	if opts.MaxListensPerPrincipal <= 0 {
 		opts.MaxListensPerPrincipal = DefaultMaxListensPerPrincipal
+	}
+	if opts.ReadBodyTimeout <= 0 {
+		opts.ReadBodyTimeout = DefaultReadBodyTimeout
+	}
+	if opts.MaxConcurrentPerPrincipal <= 0 {
+		opts.MaxConcurrentPerPrincipal = DefaultMaxConcurrentPerPrincipal
+	}
+	if opts.MaxConcurrentPerAddress <= 0 {
+		opts.MaxConcurrentPerAddress = DefaultMaxConcurrentPerAddress
 	}
 	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger),
 		sessions: newSessionTable(opts.MaxSessions, opts.MaxSessionsPerClient), listens: map[string]int{}}
@@ -152,9 +175,22 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			return
 		}
 	}
-	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength, h.opts.MaxBodyBytes)
+	done := h.admit(w, r, p)
+	if done == nil {
+		return
+	}
+	defer done()
+	body, err := h.readRequestBody(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
+		if errors.Is(err, errBodyTimeout) {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, nil, &mcp.Error{
+				Code:    mcp.CodeInvalidRequest,
+				Message: fmt.Sprintf("Request Timeout: the body did not arrive within %v.", h.opts.ReadBodyTimeout),
+			})
+			return
+		}
 		if errors.As(err, &tooLarge) {
 			writeError(w, http.StatusRequestEntityTooLarge, nil, &mcp.Error{
 				Code:    mcp.CodeInvalidRequest,
@@ -227,6 +263,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			return
 		}
 		defer h.closeListen(p.ID)
+		done() // a stream now, bounded as one, not as a request in progress
 	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
 	req.Notify = out.notify
@@ -371,32 +408,6 @@ func (o *responder) respond(status int, msg []byte) {
 		return
 	}
 	writeJSON(o.w, status, msg)
-}
-
-// readBody reads a request body whole. A known length within max sizes
-// the buffer, so that the body takes one allocation of its own size.
-func readBody(r io.Reader, length, max int64) ([]byte, error) {
-	if length <= 0 || length > max {
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return nil, fmt.Errorf("transport: read body: %w", err)
-		}
-		return b, nil
-	}
-	b := make([]byte, 0, length+1) // +1: room to read the EOF without growing
-	for {
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if errors.Is(err, io.EOF) {
-			return b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("transport: read body: %w", err)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // longer than announced: grow
-		}
-	}
 }
 
 // jsonContentType is the Content-Type value of every JSON response. The

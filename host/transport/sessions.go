@@ -149,13 +149,19 @@ func (h *HTTPHandler) SessionStats() SessionStats {
 // AddrBucket.
 func (h *HTTPHandler) clientKey(r *http.Request, p abi.Principal) string {
 	if len(r.Header.Values("Authorization")) > 0 {
-		return "principal:" + p.ID
+		return clientPrincipalKey + p.ID
 	}
 	if a := ClientAddr(r, h.opts.Proxies); a.IsValid() {
-		return "address:" + AddrBucket(a).String()
+		return clientAddressKey + AddrBucket(a).String()
 	}
-	return "principal:" + p.ID
+	return clientPrincipalKey + p.ID
 }
+
+// The prefixes of clientKey's two kinds of key.
+const (
+	clientPrincipalKey = "principal:"
+	clientAddressKey   = "address:"
+)
 
 // errTooManySessions answers an initialize refused because every session
 // slot is in use by clients within their quotas (HTTP 503).

@@ -1,0 +1,129 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/mcp"
+)
+
+// Defaults of the admission limits in HTTPOptions.
+const (
+	DefaultReadBodyTimeout           = 30 * time.Second
+	DefaultMaxConcurrentPerPrincipal = 64
+	DefaultMaxConcurrentPerAddress   = 64
+)
+
+// bodyChunk is the most a body buffer starts with. Bodies up to it take
+// one allocation of their own size; a longer one grows as its bytes
+// arrive, so that a client declaring a large Content-Length and sending
+// little holds little memory.
+const bodyChunk = 64 << 10
+
+// inflight counts the requests in progress per client (clientKey).
+type inflight struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// acquire counts a request of k in, unless k has max in progress.
+func (f *inflight) acquire(k string, max int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[k] >= max {
+		return false
+	}
+	if f.n == nil {
+		f.n = map[string]int{}
+	}
+	f.n[k]++
+	return true
+}
+
+func (f *inflight) release(k string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n[k]--; f.n[k] <= 0 {
+		delete(f.n, k)
+	}
+}
+
+// admit counts r in against its client's bound on concurrent requests. It
+// returns the function that counts it out again (call it once, when the
+// request is done or has become a stream governed by a bound of its own),
+// or, when the bound is reached, answers 429 with a JSON-RPC error
+// (CodeRateLimited, Retry-After: 1) and returns nil.
+func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Principal) (done func()) {
+	k, max, who := h.clientKey(r, p), h.opts.MaxConcurrentPerPrincipal, "principal"
+	if strings.HasPrefix(k, clientAddressKey) {
+		max, who = h.opts.MaxConcurrentPerAddress, "client address"
+	}
+	if !h.inflight.acquire(k, max) {
+		h.log.Debug("transport: too many concurrent requests", "by", who)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, nil, &mcp.Error{Code: mcp.CodeRateLimited,
+			Message: "Too many requests: " + strconv.Itoa(max) + " requests of this " + who + " are in progress; retry later."})
+		return nil
+	}
+	var once sync.Once
+	return func() { once.Do(func() { h.inflight.release(k) }) }
+}
+
+// errBodyTimeout is readRequestBody's error for a body that did not
+// arrive within HTTPOptions.ReadBodyTimeout.
+var errBodyTimeout = errors.New("transport: body read deadline passed")
+
+// readRequestBody reads r's body whole, at most MaxBodyBytes, within
+// ReadBodyTimeout of now; once it is in, the connection has no read
+// deadline again (a long response and the client-gone watch must not
+// time out). A server that cannot set deadlines (a test's recorder) reads
+// without one.
+func (h *HTTPHandler) readRequestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return nil, fmt.Errorf("transport: body deadline: %w", err)
+	}
+	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength)
+	_ = rc.SetReadDeadline(time.Time{})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil, errBodyTimeout
+	}
+	return body, err
+}
+
+// readBody reads a body whole. The buffer starts at the declared length
+// (or bodyChunk, whichever is smaller) and grows as bytes arrive, never
+// past the declared length, so a body takes memory for what was sent,
+// not for what was announced.
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	size := int64(bodyChunk)
+	if length >= 0 && length < size {
+		size = length
+	}
+	b := make([]byte, 0, size+1) // +1: room to read the EOF without growing
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("transport: read body: %w", err)
+		}
+		if len(b) == cap(b) {
+			next := int64(2 * cap(b))
+			if length > int64(len(b)) && next > length+1 {
+				next = length + 1
+			}
+			b = append(make([]byte, 0, next), b...)
+		}
+	}
+}
