@@ -248,7 +248,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	if cfg.HTTP.Addr != "" {
 		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
 			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
-			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerPrincipal: cfg.HTTP.MaxListensPerPrincipal,
+			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerClient: cfg.HTTP.MaxListensPerClient,
 			MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
 			ReadBodyTimeout:           cfg.HTTP.ReadBodyTimeout,
 			MaxConcurrentPerPrincipal: cfg.HTTP.MaxConcurrentPerPrincipal,

@@ -66,9 +66,10 @@ type HTTP struct {
 	// ForwardedHeader is the header trusted proxies write the client
 	// address in: "X-Forwarded-For" or "Forwarded" (RFC 7239).
 	ForwardedHeader string `koanf:"forwardedHeader"`
-	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
-	// principal has open over Streamable HTTP.
-	MaxListensPerPrincipal int `koanf:"maxListensPerPrincipal"`
+	// MaxListensPerClient bounds the subscriptions/listen streams one
+	// client (a principal; an address for anonymous clients) has open over
+	// Streamable HTTP.
+	MaxListensPerClient int `koanf:"maxListensPerClient"`
 	// MaxSessions caps the live legacy sessions; MaxSessionsPerClient
 	// those of one principal (one address for anonymous clients).
 	MaxSessions          int `koanf:"maxSessions"`
@@ -279,9 +280,9 @@ func defaults() map[string]any {
 		"plugins.compile.maxNesting":       0,
 		"plugins.compile.maxLocals":        0,
 
-		"http.maxListensPerPrincipal": 1024,
-		"http.maxSessions":            1024,
-		"http.maxSessionsPerClient":   64,
+		"http.maxListensPerClient":  1024,
+		"http.maxSessions":          1024,
+		"http.maxSessionsPerClient": 64,
 	}
 	authDefaults(m)
 	keysDefaults(m)
@@ -344,7 +345,7 @@ func RestartKeys(old, new *Config) []string {
 	add("http.readBodyTimeout", old.HTTP.ReadBodyTimeout, new.HTTP.ReadBodyTimeout)
 	add("http.maxConcurrentPerPrincipal", old.HTTP.MaxConcurrentPerPrincipal, new.HTTP.MaxConcurrentPerPrincipal)
 	add("http.maxConcurrentPerAddress", old.HTTP.MaxConcurrentPerAddress, new.HTTP.MaxConcurrentPerAddress)
-	add("http.maxListensPerPrincipal", old.HTTP.MaxListensPerPrincipal, new.HTTP.MaxListensPerPrincipal)
+	add("http.maxListensPerClient", old.HTTP.MaxListensPerClient, new.HTTP.MaxListensPerClient)
 	add("http.maxSessions", old.HTTP.MaxSessions, new.HTTP.MaxSessions)
 	add("http.maxSessionsPerClient", old.HTTP.MaxSessionsPerClient, new.HTTP.MaxSessionsPerClient)
 	add("ws.addr", old.WS.Addr, new.WS.Addr)

@@ -230,7 +230,7 @@ var schema = []string{
 	"http.addr", "http.allowedOrigins", "http.allowedHosts", "http.maxBodyBytes",
 	"http.trustedProxies", "http.forwardedHeader",
 	"http.readHeaderTimeout", "http.readBodyTimeout", "http.maxConcurrentPerPrincipal", "http.maxConcurrentPerAddress",
-	"http.maxListensPerPrincipal", "http.maxSessions", "http.maxSessionsPerClient",
+	"http.maxListensPerClient", "http.maxSessions", "http.maxSessionsPerClient",
 	"ws.addr", "admin.addr",
 	"log.level", "log.format",
 	"catalog.pageSize", "catalog.cursorKey",

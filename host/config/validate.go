@@ -86,8 +86,8 @@ func validate(cfg *Config) []problem {
 	default:
 		bad("http.forwardedHeader", "want X-Forwarded-For or Forwarded, got %q", cfg.HTTP.ForwardedHeader)
 	}
-	if cfg.HTTP.MaxListensPerPrincipal <= 0 {
-		bad("http.maxListensPerPrincipal", "must be positive, got %d", cfg.HTTP.MaxListensPerPrincipal)
+	if cfg.HTTP.MaxListensPerClient <= 0 {
+		bad("http.maxListensPerClient", "must be positive, got %d", cfg.HTTP.MaxListensPerClient)
 	}
 	if cfg.HTTP.MaxSessions <= 0 {
 		bad("http.maxSessions", "must be positive, got %d", cfg.HTTP.MaxSessions)

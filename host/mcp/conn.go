@@ -18,7 +18,7 @@ const (
 	// MaxListens caps the subscriptions/listen streams one connection has
 	// open; the excess is refused with -32600. An open listen stream does
 	// not count against MaxConcurrent. Streamable HTTP, where every stream
-	// is a request of its own, bounds listen streams per principal.
+	// is a request of its own, bounds listen streams per client.
 	MaxListens = 64
 )
 

@@ -132,13 +132,14 @@ func TestListenBoundSameOnEveryConnection(t *testing.T) {
 	})
 }
 
-// TestHTTPListenBoundPerPrincipal: on Streamable HTTP each listen stream
-// is its own request, so the bound is per principal: the excess answers
-// 429 with -32600, and another principal still gets its streams.
-func TestHTTPListenBoundPerPrincipal(t *testing.T) {
+// TestHTTPListenBoundPerClient: on Streamable HTTP each listen stream is
+// its own request, so the bound is per client (here principals with
+// credentials): the excess answers 429 with -32600, and another principal
+// still gets its streams.
+func TestHTTPListenBoundPerClient(t *testing.T) {
 	srv, _ := hubServer(t)
 	h := NewHTTPHandler(srv, HTTPOptions{
-		MaxListensPerPrincipal: 2,
+		MaxListensPerClient: 2,
 		PrincipalFunc: func(r *http.Request) (abi.Principal, error) {
 			return abi.Principal{ID: r.Header.Get("X-Test-Principal")}, nil
 		},
@@ -151,6 +152,7 @@ func TestHTTPListenBoundPerPrincipal(t *testing.T) {
 		t.Helper()
 		req := modernPost(t, ctx, ts.URL, "subscriptions/listen", "", listenFrame(i))
 		req.Header.Set("X-Test-Principal", principal)
+		req.Header.Set("Authorization", "Bearer token-of-"+principal)
 		resp, err := ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +176,7 @@ func TestHTTPListenBoundPerPrincipal(t *testing.T) {
 	body, _ := io.ReadAll(over.Body)
 	over.Body.Close()
 	if over.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"code":-32600`) ||
-		!strings.Contains(string(body), "at most 2 listen streams per principal") {
+		!strings.Contains(string(body), "at most 2 listen streams per client") {
 		t.Errorf("third stream of a: %d %s; want 429 -32600", over.StatusCode, body)
 	}
 	b1 := open("b", 4)

@@ -21,9 +21,9 @@ import (
 const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultKeepAlive    = 15 * time.Second
-	// DefaultMaxListensPerPrincipal bounds the subscriptions/listen
-	// streams one principal has open on Streamable HTTP.
-	DefaultMaxListensPerPrincipal = 1024
+	// DefaultMaxListensPerClient bounds the subscriptions/listen
+	// streams one client has open on Streamable HTTP.
+	DefaultMaxListensPerClient = 1024
 )
 
 // DefaultAllowedHosts are the hosts Host and Origin may name when
@@ -54,12 +54,13 @@ type HTTPOptions struct {
 	// that opens another loses its own least recently used session, never
 	// anyone else's.
 	MaxSessionsPerClient int
-	// MaxListensPerPrincipal bounds the subscriptions/listen streams one
-	// principal has open at once (default DefaultMaxListensPerPrincipal);
-	// the excess is refused with 429 and -32600. On HTTP every stream is a
-	// request of its own, so the bound is per principal rather than per
-	// connection (mcp.MaxListens on stdio and WebSocket).
-	MaxListensPerPrincipal int
+	// MaxListensPerClient bounds the subscriptions/listen streams one
+	// client (counted as for MaxSessionsPerClient) has open at once
+	// (default DefaultMaxListensPerClient); the excess is refused with 429
+	// and -32600. On HTTP every stream is a request of its own, so the
+	// bound is per client rather than per connection (mcp.MaxListens on
+	// stdio and WebSocket).
+	MaxListensPerClient int
 	// Principal is who requests are served for; zero means anonymous.
 	Principal abi.Principal
 	// PrincipalFunc, when set, resolves each request's principal instead
@@ -76,7 +77,7 @@ type HTTPOptions struct {
 	// of one client address without credentials (defaults
 	// DefaultMaxConcurrent…); the excess gets 429 with -31429 and
 	// Retry-After before its body is read. A listen stream counts until it
-	// opens, then against MaxListensPerPrincipal only.
+	// opens, then against MaxListensPerClient only.
 	MaxConcurrentPerPrincipal int
 	MaxConcurrentPerAddress   int
 	// Proxies say which peers may name the client address that limits
@@ -97,7 +98,7 @@ type HTTPHandler struct {
 	sessions *sessionTable
 
 	lmu     sync.Mutex
-	listens map[string]int // principal id -> listen streams open
+	listens map[string]int // client (clientKey) -> listen streams open
 
 	inflight inflight // POSTs in progress per client
 }
@@ -122,8 +123,8 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	if opts.MaxSessionsPerClient <= 0 {
 		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
 	}
-	if opts.MaxListensPerPrincipal <= 0 {
-		opts.MaxListensPerPrincipal = DefaultMaxListensPerPrincipal
+	if opts.MaxListensPerClient <= 0 {
+		opts.MaxListensPerClient = DefaultMaxListensPerClient
 	}
 	if opts.ReadBodyTimeout <= 0 {
 		opts.ReadBodyTimeout = DefaultReadBodyTimeout
@@ -257,12 +258,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	}
 
 	if m.Modern() && m.Method == "subscriptions/listen" {
-		if !h.openListen(p.ID) {
+		client := h.clientKey(r, p)
+		if !h.openListen(client) {
 			writeError(w, http.StatusTooManyRequests, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
-				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per principal.", h.opts.MaxListensPerPrincipal)})
+				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per client.", h.opts.MaxListensPerClient)})
 			return
 		}
-		defer h.closeListen(p.ID)
+		defer h.closeListen(client)
 		done() // a stream now, bounded as one, not as a request in progress
 	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
@@ -289,23 +291,23 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	mcp.Recycle(reply.Msg) // written synchronously: nothing refers to it now
 }
 
-// openListen counts a listen stream of principal in, unless it has
-// MaxListensPerPrincipal open.
-func (h *HTTPHandler) openListen(principal string) bool {
+// openListen counts a listen stream of client in, unless it has
+// MaxListensPerClient open.
+func (h *HTTPHandler) openListen(client string) bool {
 	h.lmu.Lock()
 	defer h.lmu.Unlock()
-	if h.listens[principal] >= h.opts.MaxListensPerPrincipal {
+	if h.listens[client] >= h.opts.MaxListensPerClient {
 		return false
 	}
-	h.listens[principal]++
+	h.listens[client]++
 	return true
 }
 
-func (h *HTTPHandler) closeListen(principal string) {
+func (h *HTTPHandler) closeListen(client string) {
 	h.lmu.Lock()
 	defer h.lmu.Unlock()
-	if h.listens[principal]--; h.listens[principal] <= 0 {
-		delete(h.listens, principal)
+	if h.listens[client]--; h.listens[client] <= 0 {
+		delete(h.listens, client)
 	}
 }
 
