@@ -198,7 +198,7 @@ func TestKV(t *testing.T) {
 		}
 	}
 	p.Close(context.Background())
-	info, err := os.Stat(filepath.Join(dataDir, "caps", "kv.json"))
+	info, err := os.Stat(filepath.Join(dataDir, "caps", kvLogName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -32,14 +31,14 @@ var (
 	ErrQuota    = errors.New("quota exceeded")
 )
 
-// MemoryStore is a Store in memory, optionally persisted to a file after
-// every change.
+// MemoryStore is a Store in memory, optionally persisted to an
+// append-only log (OpenFileStore).
 type MemoryStore struct {
 	mu    sync.Mutex
 	quota int64
 	used  int64
 	data  map[string][]byte
-	path  string // "" = memory only
+	log   *kvLog // nil: memory only
 }
 
 // NewMemoryStore returns an empty in-memory store holding at most quota
@@ -48,27 +47,22 @@ func NewMemoryStore(quota int64) *MemoryStore {
 	return &MemoryStore{quota: quota, data: make(map[string][]byte)}
 }
 
-// OpenFileStore opens (or creates) a store persisted as a JSON file at
-// path, written atomically (temporary file and rename) on every change.
+// OpenFileStore opens (or creates, 0600 in a 0700 directory) a store
+// persisted as an append-only log at path (kvlog.go): a change appends one
+// record and syncs it, so it costs in proportion to what it changes; the
+// log is compacted when its dead records outweigh the live ones. A store
+// left by an older corral as kv.json beside path is read once and
+// replaced by the log.
 func OpenFileStore(path string, quota int64) (*MemoryStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("kv: %w", err)
 	}
 	s := NewMemoryStore(quota)
-	s.path = path
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return nil, fmt.Errorf("kv: %w", err)
+	l, err := openKVLog(path, s.data)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(b, &s.data); err != nil {
-		return nil, fmt.Errorf("kv: %s: %w", path, err)
-	}
-	if s.data == nil {
-		s.data = make(map[string][]byte)
-	}
+	s.log = l
 	for k, v := range s.data {
 		s.used += int64(len(k) + len(v))
 	}
@@ -91,23 +85,24 @@ func (s *MemoryStore) Set(key string, value []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	used := s.used + int64(len(key)+len(value))
-	if old, ok := s.data[key]; ok {
+	old, had := s.data[key]
+	if had {
 		used -= int64(len(key) + len(old))
 	}
 	if used > s.quota {
 		return ErrQuota
 	}
-	prev, had := s.data[key]
-	s.data[key] = append([]byte(nil), value...)
-	if err := s.persist(); err != nil {
-		if had {
-			s.data[key] = prev
-		} else {
-			delete(s.data, key)
+	value = append([]byte(nil), value...)
+	if s.log != nil {
+		if err := s.log.set(key, value, old, had); err != nil {
+			return err
 		}
-		return err
 	}
+	s.data[key] = value
 	s.used = used
+	if s.log != nil {
+		s.log.compact(s.data)
+	}
 	return nil
 }
 
@@ -119,42 +114,27 @@ func (s *MemoryStore) Delete(key string) error {
 	if !ok {
 		return nil
 	}
-	delete(s.data, key)
-	if err := s.persist(); err != nil {
-		s.data[key] = old
-		return err
+	if s.log != nil {
+		if err := s.log.delete(key, old); err != nil {
+			return err
+		}
 	}
+	delete(s.data, key)
 	s.used -= int64(len(key) + len(old))
+	if s.log != nil {
+		s.log.compact(s.data)
+	}
 	return nil
 }
 
 // Close implements Store.
-func (s *MemoryStore) Close() error { return nil }
-
-func (s *MemoryStore) persist() error {
-	if s.path == "" {
+func (s *MemoryStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
 		return nil
 	}
-	b, err := json.Marshal(s.data)
-	if err != nil {
-		return fmt.Errorf("kv: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".kv-*")
-	if err != nil {
-		return fmt.Errorf("kv: %w", err)
-	}
-	_, werr := tmp.Write(b)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("kv: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("kv: %w", err)
-	}
-	return nil
+	return s.log.close()
 }
 
 // sharedStore is a Store opened once per plugin name and shared by every
@@ -181,7 +161,7 @@ func (r *Runtime) openStore(plugin string, quota int64) (*sharedStore, error) {
 	case r.cfg.OpenStore != nil:
 		st, err = r.cfg.OpenStore(plugin, quota)
 	case r.cfg.DataDir != "":
-		st, err = OpenFileStore(filepath.Join(r.cfg.DataDir, plugin, "kv.json"), quota)
+		st, err = OpenFileStore(filepath.Join(r.cfg.DataDir, plugin, kvLogName), quota)
 	default:
 		st = NewMemoryStore(quota)
 	}
