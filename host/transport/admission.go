@@ -28,14 +28,15 @@ const (
 // little holds little memory.
 const bodyChunk = 64 << 10
 
-// inflight counts the requests in progress per client (clientKey).
-type inflight struct {
+// counter counts what is in progress per key: requests per client,
+// listen streams per principal.
+type counter struct {
 	mu sync.Mutex
 	n  map[string]int
 }
 
-// acquire counts a request of k in, unless k has max in progress.
-func (f *inflight) acquire(k string, max int) bool {
+// acquire counts one of k in, unless k has max in progress.
+func (f *counter) acquire(k string, max int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n[k] >= max {
@@ -48,7 +49,8 @@ func (f *inflight) acquire(k string, max int) bool {
 	return true
 }
 
-func (f *inflight) release(k string) {
+// release counts one of k out.
+func (f *counter) release(k string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n[k]--; f.n[k] <= 0 {

@@ -97,10 +97,9 @@ type HTTPHandler struct {
 
 	sessions *sessionTable
 
-	lmu     sync.Mutex
-	listens map[string]int // client (clientKey) -> listen streams open
+	listens counter // client (clientKey) -> listen streams open
 
-	inflight inflight // POSTs in progress per client
+	inflight counter // clientKey -> POSTs in progress
 }
 
 // NewHTTPHandler returns a handler serving srv.
@@ -136,7 +135,7 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 		opts.MaxConcurrentPerAddress = DefaultMaxConcurrentPerAddress
 	}
 	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger),
-		sessions: newSessionTable(opts.MaxSessions, opts.MaxSessionsPerClient), listens: map[string]int{}}
+		sessions: newSessionTable(opts.MaxSessions, opts.MaxSessionsPerClient)}
 }
 
 // Close ends every legacy session and its GET stream. Later legacy
@@ -259,12 +258,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 
 	if m.Modern() && m.Method == "subscriptions/listen" {
 		client := h.clientKey(r, p)
-		if !h.openListen(client) {
+		if !h.listens.acquire(client, h.opts.MaxListensPerClient) {
 			writeError(w, http.StatusTooManyRequests, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
 				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per client.", h.opts.MaxListensPerClient)})
 			return
 		}
-		defer h.closeListen(client)
+		defer h.listens.release(client)
 		done() // a stream now, bounded as one, not as a request in progress
 	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
@@ -289,26 +288,6 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	}
 	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
 	mcp.Recycle(reply.Msg) // written synchronously: nothing refers to it now
-}
-
-// openListen counts a listen stream of client in, unless it has
-// MaxListensPerClient open.
-func (h *HTTPHandler) openListen(client string) bool {
-	h.lmu.Lock()
-	defer h.lmu.Unlock()
-	if h.listens[client] >= h.opts.MaxListensPerClient {
-		return false
-	}
-	h.listens[client]++
-	return true
-}
-
-func (h *HTTPHandler) closeListen(client string) {
-	h.lmu.Lock()
-	defer h.lmu.Unlock()
-	if h.listens[client]--; h.listens[client] <= 0 {
-		delete(h.listens, client)
-	}
 }
 
 // statusFor maps an error to the HTTP status of its response.
