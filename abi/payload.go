@@ -26,6 +26,13 @@ type Manifest struct {
 	// Capabilities the plugin asks for (Cap* names). Only those the
 	// operator also grants are usable.
 	Capabilities []string `json:"capabilities,omitempty"`
+	// RequiredCapabilities are those of Capabilities the plugin cannot
+	// work without (ABI 1.2); the others are optional. The host names
+	// every requested capability the operator did not grant at load, and
+	// `corral plugin check` fails when a required one is missing. Hosts
+	// before 1.2 ignore the field, so a guest lists these in Capabilities
+	// too.
+	RequiredCapabilities []string `json:"requiredCapabilities,omitempty"`
 	// ListsResources says whether OpListResources returns anything beyond
 	// Resources; when false the host never calls it.
 	ListsResources bool `json:"listsResources,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -331,4 +332,32 @@ func FuzzHandle(f *testing.F) {
 			t.Fatalf("invalid JSON response %q", out)
 		}
 	})
+}
+
+// TestRequire: Require requests a capability and marks it required, once;
+// Request alone leaves it optional; an unknown name is refused.
+func TestRequire(t *testing.T) {
+	p := New("x", "1")
+	p.Request(abi.CapLog)
+	p.Require(abi.CapFiles, abi.CapFiles)
+	p.Require(abi.CapLog)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	status, out := p.Handle(abi.OpDescribe, nil)
+	var m abi.Manifest
+	if err := json.Unmarshal(out, &m); status != abi.StatusOK || err != nil {
+		t.Fatalf("describe = %d %s (%v)", status, out, err)
+	}
+	if want := []string{abi.CapLog, abi.CapFiles}; !slices.Equal(m.Capabilities, want) {
+		t.Errorf("capabilities %v, want %v", m.Capabilities, want)
+	}
+	if want := []string{abi.CapFiles, abi.CapLog}; !slices.Equal(m.RequiredCapabilities, want) {
+		t.Errorf("requiredCapabilities %v, want %v", m.RequiredCapabilities, want)
+	}
+	q := New("y", "1")
+	q.Require("root")
+	if err := q.Validate(); err == nil || !strings.Contains(err.Error(), `unknown capability "root"`) {
+		t.Errorf("Validate() = %v, want the unknown capability named", err)
+	}
 }

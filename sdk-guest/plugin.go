@@ -119,6 +119,21 @@ func (p *Plugin) Request(caps ...string) {
 	}
 }
 
+// Require asks for host capabilities the plugin cannot work without: it
+// requests them (as Request does) and marks them required in the manifest
+// (ABI 1.2). The host names every requested capability the operator did
+// not grant when the plugin loads, and `corral plugin check` fails when a
+// required one is missing; capabilities asked for with Request alone are
+// optional.
+func (p *Plugin) Require(caps ...string) {
+	p.Request(caps...)
+	for _, c := range caps {
+		if slices.Contains(p.m.Capabilities, c) && !slices.Contains(p.m.RequiredCapabilities, c) {
+			p.m.RequiredCapabilities = append(p.m.RequiredCapabilities, c)
+		}
+	}
+}
+
 // Resource declares a static resource, listed by the host without calling
 // the plugin, and the handler that reads it.
 func (p *Plugin) Resource(r abi.Resource, read ReadFunc) {

@@ -111,7 +111,14 @@ func printManifest(e *env, m *abi.Manifest, digest string) {
 	}
 	fmt.Fprintf(w, "abi:          %d\n", m.ABI)
 	fmt.Fprintf(w, "sha256:       %s\n", digest)
-	fmt.Fprintf(w, "capabilities: %s\n", orNone(m.Capabilities))
+	var caps []string
+	for _, c := range m.Capabilities {
+		if slices.Contains(m.RequiredCapabilities, c) {
+			c += " (required)"
+		}
+		caps = append(caps, c)
+	}
+	fmt.Fprintf(w, "capabilities: %s\n", orNone(caps))
 	fmt.Fprintf(w, "schemes:      %s\n", orNone(m.Schemes))
 	if m.ListsResources {
 		fmt.Fprintf(w, "lists resources dynamically\n")
@@ -222,15 +229,12 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	if !settings.Enabled {
 		fmt.Fprintf(e.stdout, "%s: plugin %s is disabled in the configuration (checked anyway)\n", path, m.Name)
 	}
-	granted := map[string]bool{
-		abi.CapLog: settings.Grants.Log, abi.CapNotify: settings.Grants.Notify, abi.CapKV: settings.Grants.KV,
-		abi.CapFiles: len(settings.Grants.Files) > 0, abi.CapHTTP: len(settings.Grants.HTTP.Hosts) > 0,
-		abi.CapConfig: len(settings.Grants.Config) > 0,
-	}
-	for _, c := range m.Capabilities {
-		if !granted[c] {
-			fmt.Fprintf(e.stdout, "%s: note: capability %q is requested but not granted\n", path, c)
+	for _, u := range registry.UngrantedOf(m, settings) {
+		if u.Required {
+			problems = append(problems, fmt.Sprintf("required capability %q is not granted (grant it with %s)", u.Capability, u.Key))
+			continue
 		}
+		fmt.Fprintf(e.stdout, "%s: note: optional capability %q is not granted (grant it with %s)\n", path, u.Capability, u.Key)
 	}
 	p, err := mod.Instantiate(ctx, settings)
 	if err != nil {

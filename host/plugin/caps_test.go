@@ -559,3 +559,28 @@ func TestHTTPResponseHeadersCapped(t *testing.T) {
 		})
 	}
 }
+
+// TestDeniedCallNamesGrant: the first call denied for want of a grant logs
+// the capability and the operator's key that grants it, once per
+// capability; the guest sees only ErrnoDenied.
+func TestDeniedCallNamesGrant(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "caps", Config{GrantKeys: map[string]string{abi.CapConfig: "plugin.caps.grants.config"}})
+	for range 3 {
+		if r := callCaps(t, p, "ck"); r.N != abi.ErrnoDenied {
+			t.Fatalf("config_get = %d, want ErrnoDenied", r.N)
+		}
+	}
+	logs := e.logs.String()
+	if n := strings.Count(logs, "grant=plugin.caps.grants.config"); n != 1 {
+		t.Errorf("%d log lines name the grant, want 1:\n%s", n, logs)
+	}
+	// A capability the manifest does not request: the log says so instead.
+	u := e.load(t, "ungranted", Config{})
+	if _, err := u.Call(context.Background(), abi.OpCallTool, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, "capability its manifest does not request") {
+		t.Errorf("no line for an unrequested capability:\n%s", logs)
+	}
+}

@@ -54,6 +54,10 @@ type Config struct {
 	// Grants are the capabilities the operator allows. A capability is
 	// usable only if the manifest also requests it.
 	Grants Grants
+	// GrantKeys names, for each capability (abi.Cap*), the operator's
+	// setting that grants it. The log names it the first time a call is
+	// denied for want of the grant; the guest only sees ErrnoDenied.
+	GrantKeys map[string]string
 }
 
 // Limits bound what one plugin may consume. Zero fields take the Default*

@@ -89,6 +89,20 @@ func parseManifest(b []byte) (m *abi.Manifest, unknown []string, err error) {
 		}
 	}
 	m.Capabilities = caps
+	var required []string
+	for _, c := range m.RequiredCapabilities {
+		switch {
+		case !slices.Contains(abi.Capabilities[:], c):
+			if !slices.Contains(unknown, c) {
+				unknown = append(unknown, c)
+			}
+		case !slices.Contains(caps, c):
+			problems = append(problems, fmt.Sprintf("required capability %q is not in capabilities", c))
+		case !slices.Contains(required, c):
+			required = append(required, c)
+		}
+	}
+	m.RequiredCapabilities = required
 	if len(problems) > 0 {
 		return nil, nil, fmt.Errorf("manifest: %s", strings.Join(problems, "; "))
 	}

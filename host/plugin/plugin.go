@@ -30,6 +30,9 @@ type Plugin struct {
 	caps     *capSet
 	log      *slog.Logger
 	obs      Observer
+	// ungranted says, per abi.Capabilities index, whether a call denied
+	// for want of that grant has been logged (once per plugin).
+	ungranted [len(abi.Capabilities)]atomic.Bool
 
 	// create makes an instance; tests replace it to hold a creation.
 	create func(context.Context) (*instance, error)

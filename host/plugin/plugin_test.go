@@ -487,6 +487,7 @@ func TestManifestValidation(t *testing.T) {
 		{"tool schema", `{"name":"a","abi":1,"tools":[{"name":"t"}]}`, "no inputSchema"},
 		{"long name", `{"name":"` + strings.Repeat("a", 65) + `","abi":1}`, "does not match"},
 		{"not json", `nope`, "manifest"},
+		{"required not requested", `{"name":"a","abi":1,"capabilities":["log"],"requiredCapabilities":["files"]}`, `required capability "files" is not in capabilities`},
 		{"bad UTF-8 in a raw member", "{\"name\":\"a\",\"abi\":1,\"tools\":[{\"name\":\"t\",\"inputSchema\":{\"description\":\"\xff\"}}]}", "not valid UTF-8"},
 	}
 	for _, tt := range tests {
@@ -500,12 +501,15 @@ func TestManifestValidation(t *testing.T) {
 			}
 		})
 	}
-	m, unknown, err := parseManifest([]byte(`{"name":"a","abi":1,"capabilities":["log","teleport","log"]}`))
+	m, unknown, err := parseManifest([]byte(`{"name":"a","abi":1,"capabilities":["log","teleport","log","kv"],"requiredCapabilities":["kv","teleport","kv"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"log"}, m.Capabilities); diff != "" {
+	if diff := cmp.Diff([]string{"log", "kv"}, m.Capabilities); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"kv"}, m.RequiredCapabilities); diff != "" {
+		t.Errorf("requiredCapabilities (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"teleport"}, unknown); diff != "" {
 		t.Errorf("unknown (-want +got):\n%s", diff)

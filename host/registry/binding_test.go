@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/config"
 )
 
@@ -219,4 +222,27 @@ func TestBindingCheckedBeforeCompile(t *testing.T) {
 	on.Enabled = true
 	r.UpdateConfig(&config.Config{Plugin: map[string]config.Plugin{"pinned": pinned, "off": on}})
 	eventually(t, "off enabled", func() bool { return fileState(r, "off.wasm").State == StateServing })
+}
+
+// TestStatusNamesUngranted: the status of a serving plugin names every
+// capability it requests that is not granted, whether the manifest
+// requires it, and the key that grants it; granting it clears the entry.
+func TestStatusNamesUngranted(t *testing.T) {
+	dir := t.TempDir()
+	writeOld(t, dir, map[string][]byte{"a.wasm": specBytes(spec{Name: "a", Scheme: "a",
+		Caps: []string{abi.CapLog, abi.CapFiles, abi.CapKV}, Required: []string{abi.CapFiles}})})
+	withLog := config.DefaultPlugin()
+	withLog.Grants.Log = true
+	r := start(t, dir, &nativeLoader{}, &config.Config{Plugin: map[string]config.Plugin{"a": withLog}}, nil)
+	want := []Ungranted{
+		{Capability: abi.CapFiles, Required: true, Key: "plugin.a.grants.files"},
+		{Capability: abi.CapKV, Key: "plugin.a.grants.kv"},
+	}
+	if diff := cmp.Diff(want, fileState(r, "a.wasm").Ungranted); diff != "" {
+		t.Errorf("ungranted (-want +got):\n%s", diff)
+	}
+	all := withLog
+	all.Grants.Files, all.Grants.KV = []string{dir}, true
+	r.UpdateConfig(&config.Config{Plugin: map[string]config.Plugin{"a": all}})
+	eventually(t, "grants applied", func() bool { return fileState(r, "a.wasm").Ungranted == nil })
 }

@@ -21,7 +21,7 @@ func TestPluginConfigIdleTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := config.DefaultPlugin()
 			s.Limits.IdleTimeout = tt.in
-			if got := PluginConfig("x.wasm", s).IdleTimeout; got != tt.want {
+			if got := PluginConfig("x.wasm", "x", s).IdleTimeout; got != tt.want {
 				t.Errorf("IdleTimeout = %v, want %v", got, tt.want)
 			}
 		})

@@ -639,6 +639,9 @@ func (r *Registry) instantiateAll(ctx context.Context, vs []*loaded) {
 	}
 	wg.Wait()
 	for _, v := range vs {
+		if v.err == nil {
+			r.logUngranted(v)
+		}
 		if v.err != nil {
 			f := r.files[v.path]
 			f.failure = v.err

@@ -29,6 +29,9 @@ type spec struct {
 	Version string `json:"version"`
 	Scheme  string `json:"scheme"`
 	Text    string `json:"text"`
+	// Caps and Required are the manifest's capabilities and required ones.
+	Caps     []string `json:"caps,omitempty"`
+	Required []string `json:"required,omitempty"`
 }
 
 // nativeLoader "compiles" spec files into catalogtest providers.
@@ -55,8 +58,9 @@ type nativeModule struct {
 func (m *nativeModule) manifest() abi.Manifest {
 	return abi.Manifest{
 		Name: m.s.Name, Version: m.s.Version, ABI: abi.Major,
-		Schemes:   []string{m.s.Scheme},
-		Resources: []abi.Resource{{URI: m.s.Scheme + "://doc", Name: "doc", MimeType: "text/plain"}},
+		Schemes:      []string{m.s.Scheme},
+		Resources:    []abi.Resource{{URI: m.s.Scheme + "://doc", Name: "doc", MimeType: "text/plain"}},
+		Capabilities: m.s.Caps, RequiredCapabilities: m.s.Required,
 	}
 }
 

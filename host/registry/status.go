@@ -55,6 +55,9 @@ type FileStatus struct {
 	Binding string `json:"binding,omitempty"`
 	// Conflict is set when a claim conflict keeps the file out.
 	Conflict *Conflict `json:"conflict,omitempty"`
+	// Ungranted lists the capabilities the serving plugin requests that
+	// the operator does not grant, with the key that would grant each.
+	Ungranted []Ungranted `json:"ungranted,omitempty"`
 }
 
 // Conflict is a claim a refused file shares with other files.
@@ -86,6 +89,8 @@ func (r *Registry) Status() Status {
 			fs.State = StateServing
 			if l.plugin == nil {
 				fs.State = StateDisabled
+			} else {
+				fs.Ungranted = UngrantedOf(l.manifest, l.settings)
 			}
 		}
 		var ce *ConflictError

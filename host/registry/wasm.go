@@ -45,7 +45,7 @@ type wasmModule struct {
 func (w *wasmModule) Manifest() *abi.Manifest { return w.manifest }
 
 func (w *wasmModule) Instantiate(ctx context.Context, s config.Plugin) (Plugin, error) {
-	return w.rt.Load(ctx, w.m, PluginConfig(w.path, s))
+	return w.rt.Load(ctx, w.m, PluginConfig(w.path, w.manifest.Name, s))
 }
 
 func (w *wasmModule) Close(ctx context.Context) error { return w.m.Close(ctx) }
@@ -63,8 +63,13 @@ func CompileLimits(c config.Compile) plugin.CompileLimits {
 }
 
 // PluginConfig translates the operator's settings for the plugin file at
-// path into the runtime's configuration.
-func PluginConfig(path string, s config.Plugin) plugin.Config {
+// path into the runtime's configuration; name is the plugin's, for the
+// keys the log names when a call is denied a capability.
+func PluginConfig(path, name string, s config.Plugin) plugin.Config {
+	keys := map[string]string{}
+	for _, c := range abi.Capabilities {
+		keys[c] = config.GrantKey(name, c)
+	}
 	threshold := s.Limits.QuarantineAfter
 	if threshold == 0 {
 		threshold = math.MaxInt32 // never quarantine
@@ -75,6 +80,7 @@ func PluginConfig(path string, s config.Plugin) plugin.Config {
 	}
 	return plugin.Config{
 		Source:      path,
+		GrantKeys:   keys,
 		Engine:      s.Engine,
 		PoolSize:    s.Limits.Instances,
 		IdleTimeout: idle,

@@ -42,7 +42,8 @@ func newPlugin() *corral.Plugin {
 	p.Title("Files")
 	p.Description("Read-only access to the directory trees the operator granted, as file:// resources.")
 	p.Scheme("file")
-	p.Request(abi.CapFiles, abi.CapLog)
+	p.Require(abi.CapFiles) // serves nothing without a root
+	p.Request(abi.CapLog)
 	p.Template(abi.Template{URITemplate: pathTemplate, Name: "file", Title: "File or directory",
 		Description: "A file or directory under one of the granted roots"}, s.read, s.completePath)
 	p.Reader(s.read)

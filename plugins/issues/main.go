@@ -47,7 +47,8 @@ func newPlugin() *corral.Plugin {
 	p.Title("Issue tracker")
 	p.Description("Issues, attachments and the triage guide of a small tracker kept in a JSON file.")
 	p.Scheme("issues", "repo")
-	p.Request(abi.CapFiles, abi.CapConfig, abi.CapLog)
+	p.Require(abi.CapFiles, abi.CapConfig) // its data file: a root and its name
+	p.Request(abi.CapLog)
 
 	p.Resource(abi.Resource{URI: guideURI, Name: "triage-guide", Title: "Triage guide",
 		Description: "How the team triages new issues", MimeType: markdown,
