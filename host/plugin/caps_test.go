@@ -577,7 +577,7 @@ func TestDeniedCallNamesGrant(t *testing.T) {
 	}
 	// A capability the manifest does not request: the log says so instead.
 	u := e.load(t, "ungranted", Config{})
-	if _, err := u.Call(context.Background(), abi.OpCallTool, []byte(`{}`)); err != nil {
+	if _, err := invoke(u, context.Background(), abi.OpCallTool, []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, "capability its manifest does not request") {

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/config"
 )
 
 // BenchmarkScanUnchanged is the cost of a safety-net rescan of a directory
@@ -72,5 +75,34 @@ func writeSpecB(b *testing.B, dir, file string, s spec) {
 	data := fmt.Sprintf(`{"name":%q,"scheme":%q,"text":%q}`, s.Name, s.Scheme, s.Text)
 	if err := os.WriteFile(filepath.Join(dir, file), []byte(data), 0o644); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkSettle measures the settlement every scan runs: 200 plugins of
+// six claims each, one pair conflicting, half of them bound.
+func BenchmarkSettle(b *testing.B) {
+	cfg := &config.Config{Plugin: map[string]config.Plugin{}}
+	var cands []Candidate
+	for i := range 200 {
+		name := fmt.Sprintf("p%03d", i)
+		m := &abi.Manifest{Name: name, ABI: abi.Major, Schemes: []string{name},
+			Prompts: []abi.Prompt{{Name: name + "-p"}}, Tools: []abi.Tool{{Name: name + "-t"}, {Name: name + "-u"}},
+			Templates: []abi.Template{{URITemplate: name + "://{x}"}}}
+		if i == 199 {
+			m.Schemes = []string{"p000"}
+		}
+		path := "/plugins/" + name + ".wasm"
+		if i%2 == 0 {
+			s := config.DefaultPlugin()
+			s.File = path
+			cfg.Plugin[name] = s
+		}
+		cands = append(cands, Candidate{Path: path, Digest: name, Manifest: m})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if refused := Settle(cfg, cands); len(refused) != 1 {
+			b.Fatalf("%d refused, want 1", len(refused))
+		}
 	}
 }
