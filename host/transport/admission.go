@@ -84,10 +84,9 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Princi
 var errBodyTimeout = errors.New("transport: body read deadline passed")
 
 // readRequestBody reads r's body whole, at most MaxBodyBytes, within
-// ReadBodyTimeout of now; once it is in, the connection has no read
-// deadline again (a long response and the client-gone watch must not
-// time out). A server that cannot set deadlines (a test's recorder) reads
-// without one.
+// ReadBodyTimeout of now, and clears the deadline once the body is in, so
+// that it bounds the body alone. A server that cannot set deadlines (a
+// test's recorder) reads without one.
 func (h *HTTPHandler) readRequestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	rc := http.NewResponseController(w)
 	if err := rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
