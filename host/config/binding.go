@@ -3,8 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -44,27 +42,40 @@ func (b Binding) Check(path, digest string) error {
 	return nil
 }
 
+// Bindings indexes a configuration's bindings by file and by digest, to
+// look up many files against one configuration.
+type Bindings struct {
+	byFile   map[string]string // plugin.<name>.file → name
+	byDigest map[string]string // sha256 of an entry with no file → name ("" when several)
+}
+
+// Bindings returns the index of c's bindings.
+func (c *Config) Bindings() *Bindings {
+	b := &Bindings{byFile: map[string]string{}, byDigest: map[string]string{}}
+	for name, p := range c.Plugin {
+		switch {
+		case p.File != "":
+			b.byFile[p.File] = name
+		case p.SHA256 != "":
+			if _, dup := b.byDigest[p.SHA256]; dup {
+				b.byDigest[p.SHA256] = "" // two names pin these bytes: only the manifest can tell
+			} else {
+				b.byDigest[p.SHA256] = name
+			}
+		}
+	}
+	return b
+}
+
 // BoundName returns the plugin the configuration binds to the file at path
 // with digest before the file is compiled: the entry whose file is path,
 // else the only entry with no file whose sha256 is digest. It returns ""
 // when the file's name can be known only from its manifest.
-func (c *Config) BoundName(path, digest string) string {
-	byDigest := ""
-	for _, name := range slices.Sorted(maps.Keys(c.Plugin)) {
-		b := c.Plugin[name].Binding
-		switch {
-		case b.File != "":
-			if b.File == path {
-				return name
-			}
-		case b.SHA256 != "" && b.SHA256 == digest:
-			if byDigest != "" {
-				return "" // two names pin these bytes: only the manifest can tell
-			}
-			byDigest = name
-		}
+func (b *Bindings) BoundName(path, digest string) string {
+	if name, ok := b.byFile[path]; ok {
+		return name
 	}
-	return byDigest
+	return b.byDigest[digest]
 }
 
 // GrantKey returns the key below plugin.<name> that grants capability,

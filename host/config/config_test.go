@@ -379,7 +379,7 @@ func TestBinding(t *testing.T) {
 		{filepath.Join(dir, "plugins", "z.wasm"), digest, ""}, // x's digest, but x is bound to another path
 		{filepath.Join(dir, "plugins", "z.wasm"), "other", ""},
 	} {
-		if got := cfg.BoundName(tc.path, tc.digest); got != tc.want {
+		if got := cfg.Bindings().BoundName(tc.path, tc.digest); got != tc.want {
 			t.Errorf("BoundName(%s, %.8s) = %q, want %q", filepath.Base(tc.path), tc.digest, got, tc.want)
 		}
 	}

@@ -94,16 +94,19 @@ type Registry struct {
 	ready    atomic.Bool
 	hostFail atomic.Pointer[string] // why a file fails for a host reason; nil when none does
 
-	mu       sync.Mutex // serializes scans; guards the fields below
-	files    map[string]*file
-	serving  map[string]*loaded // path → version in the current Set
-	held     map[string]*loaded // path → compiled version kept out by settlement
-	last     reloadStatus
-	scanErrs []error // failures of the scan in progress (appended under errMu while files load)
-	errMu    sync.Mutex
-	events   []Event // swaps of the scan in progress, emitted after it
-	closed   bool
-	drains   sync.WaitGroup
+	mu      sync.Mutex // serializes scans; guards the fields below
+	files   map[string]*file
+	serving map[string]*loaded // path → version in the current Set
+	held    map[string]*loaded // path → compiled version kept out by settlement
+	// settledWith is the configuration of the last settlement: a scan
+	// that loads nothing, removes nothing and has the same one skips it.
+	settledWith *config.Config
+	last        reloadStatus
+	scanErrs    []error // failures of the scan in progress (appended under errMu while files load)
+	errMu       sync.Mutex
+	events      []Event // swaps of the scan in progress, emitted after it
+	closed      bool
+	drains      sync.WaitGroup
 }
 
 // file is what the registry knows of one plugin file.
@@ -345,11 +348,19 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 			fresh[j.f.path] = j.next
 		}
 	}
+	changed := len(jobs) > 0 || cfg != r.settledWith
 	for path := range r.files {
 		if _, ok := present[path]; !ok {
 			delete(r.files, path)
+			changed = true
 		}
 	}
+	if !changed {
+		// Same files, same configuration: the settlement stands.
+		r.report(len(r.scanErrs) > 0, start)
+		return pending, nil
+	}
+	r.settledWith = cfg
 	r.settleLocked(ctx, cfg, fresh, start)
 	return pending, nil
 }
@@ -373,12 +384,13 @@ func (r *Registry) loadAll(ctx context.Context, jobs []*loadJob, cfg *config.Con
 		mu   sync.Mutex // guards done and orders Progress calls
 		done int
 	)
+	idx := cfg.Bindings()
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			j.next, j.settled = r.load(ctx, j.f, j.st, cfg)
+			j.next, j.settled = r.load(ctx, j.f, j.st, cfg, idx)
 			mu.Lock()
 			defer mu.Unlock()
 			done++
@@ -395,7 +407,7 @@ func (r *Registry) loadAll(ctx context.Context, jobs []*loadJob, cfg *config.Con
 // returns the new version (nil when the file failed, did not change or
 // was not compiled), and false when the file changed while it was being
 // read and must be retried later.
-func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Config) (*loaded, bool) {
+func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Config, idx *config.Bindings) (*loaded, bool) {
 	data, err := os.ReadFile(f.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -416,7 +428,7 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 		return nil, true
 	}
 	// The binding, from the path and digest alone, before compiling.
-	name, err := preBind(cfg, f.path, digest)
+	name, err := preBind(cfg, idx, f.path, digest)
 	if err != nil {
 		r.fail(f, st, err)
 		return nil, true
@@ -435,7 +447,7 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 		return nil, true
 	}
 	m := mod.Manifest()
-	if _, err := bindCheck(cfg, f.path, digest, m.Name); err != nil {
+	if _, err := bindCheck(cfg, idx, f.path, digest, m.Name); err != nil {
 		_ = mod.Close(ctx)
 		r.fail(f, st, err)
 		return nil, true

@@ -31,8 +31,8 @@ import (
 // bindCheck applies the configuration's binding to a compiled file whose
 // manifest names the plugin name: nil when the file may run under that
 // name (bound says whether a binding selected it), else why not.
-func bindCheck(cfg *config.Config, path, digest, name string) (bound bool, err error) {
-	if want := cfg.BoundName(path, digest); want != "" && want != name {
+func bindCheck(cfg *config.Config, idx *config.Bindings, path, digest, name string) (bound bool, err error) {
+	if want := idx.BoundName(path, digest); want != "" && want != name {
 		return false, fmt.Errorf("%w: plugin.%s binds this file, but its manifest names %q", config.ErrNotBound, want, name)
 	}
 	b := cfg.PluginSettings(name).Binding
@@ -46,8 +46,8 @@ func bindCheck(cfg *config.Config, path, digest, name string) (bound bool, err e
 // digest alone. It returns the plugin name the configuration binds to the
 // file ("" when only the manifest can tell), and an error when the file
 // is bound to a name whose binding it does not match (a wrong digest).
-func preBind(cfg *config.Config, path, digest string) (string, error) {
-	name := cfg.BoundName(path, digest)
+func preBind(cfg *config.Config, idx *config.Bindings, path, digest string) (string, error) {
+	name := idx.BoundName(path, digest)
 	if name == "" {
 		return "", nil
 	}
@@ -149,7 +149,7 @@ func contest(cs []contender, o Outcome, refused map[string]error) {
 
 // claimants indexes contenders by claim.
 func claimants(cs []contender) map[catalog.Claim][]contender {
-	by := map[catalog.Claim][]contender{}
+	by := make(map[catalog.Claim][]contender, 6*len(cs))
 	for _, c := range cs {
 		for _, cl := range c.claims {
 			by[cl] = append(by[cl], c)
@@ -198,9 +198,10 @@ type Candidate struct {
 // the registry makes on every scan, exported for `corral plugin check`.
 func Settle(cfg *config.Config, cands []Candidate) map[string]error {
 	refused := map[string]error{}
+	idx := cfg.Bindings()
 	var cs []contender
 	for _, c := range cands {
-		bound, err := bindCheck(cfg, c.Path, c.Digest, c.Manifest.Name)
+		bound, err := bindCheck(cfg, idx, c.Path, c.Digest, c.Manifest.Name)
 		if err != nil {
 			refused[c.Path] = err
 			continue
