@@ -147,3 +147,24 @@ func TestCheckRequiredCapability(t *testing.T) {
 		t.Errorf("inspect: exit %d\n%s", code, out)
 	}
 }
+
+// TestCheckReportsImpostor: `corral plugin check` of a file in the plugin
+// directory that declares a name the configuration binds to another file
+// reports it refused, and why.
+func TestCheckReportsImpostor(t *testing.T) {
+	t.Setenv("CORRAL_PLUGINS_CACHE_DIR", filepath.Join(repoRoot, "build", "cache"))
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "plugins"), 0o755)
+	cfg := filepath.Join(dir, "corral.yaml")
+	os.WriteFile(cfg, []byte("plugins:\n  dir: plugins\nplugin:\n  issues:\n    file: plugins/issues.wasm\n"), 0o644)
+	data, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "wat", "impostor.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impostor := filepath.Join(dir, "plugins", "aaa.wasm")
+	os.WriteFile(impostor, data, 0o644)
+	code, out, errs := runCLI(t, "", "plugin", "check", "--config", cfg, impostor)
+	if code != exitFail || !strings.Contains(errs, "refused: declares plugin issues but does not match the binding: the binding names the file") {
+		t.Errorf("check of the impostor: exit %d\n%s\n%s", code, out, errs)
+	}
+}

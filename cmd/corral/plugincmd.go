@@ -176,9 +176,14 @@ func orNone(s []string) string {
 func runCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlags("plugin check", "corral plugin check [--config FILE] FILE.wasm", `
 Load a plugin in the sandbox exactly as "corral serve" would: with the grants and
-limits of its entry in the configuration (none without --config), its sha256 pin
-checked. Then list everything it serves through the catalog, which validates the
-plugin's output. Problems are printed and the exit code is 1 if there is any.`)
+limits of its entry in the configuration (none without --config), its binding
+(plugin.<name>.file, sha256) and its claims settled against the plugins of
+plugins.dir. A file outside the directory is judged where it would be deployed:
+in place of the directory's file of the same plugin, else at the path its
+binding names. Every requested capability that is not granted is printed with
+the key that grants it. Then list everything it serves through the catalog,
+which validates the plugin's output. Problems (a refusal, a required capability
+not granted, invalid output) are printed and the exit code is 1 if there is any.`)
 	cfgFile := fs.String("config", "", "configuration `FILE` (YAML or TOML)")
 	pos, code, ok := parse(e, fs, args)
 	if !ok {

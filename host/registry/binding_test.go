@@ -246,3 +246,24 @@ func TestStatusNamesUngranted(t *testing.T) {
 	r.UpdateConfig(&config.Config{Plugin: map[string]config.Plugin{"a": all}})
 	eventually(t, "grants applied", func() bool { return fileState(r, "a.wasm").Ungranted == nil })
 }
+
+// TestRebindingByConfig: a configuration change that binds a serving
+// plugin's name to another file refuses it at once; reverting the change
+// serves it again, without the file changing.
+func TestRebindingByConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeOld(t, dir, map[string][]byte{"a.wasm": specBytes(spec{Name: "a", Scheme: "a", Text: "served"})})
+	r := start(t, dir, &nativeLoader{}, nil, nil)
+	elsewhere := config.DefaultPlugin()
+	elsewhere.File = filepath.Join(dir, "other.wasm")
+	r.UpdateConfig(&config.Config{Plugin: map[string]config.Plugin{"a": elsewhere}})
+	eventually(t, "a refused", func() bool {
+		f := fileState(r, "a.wasm")
+		return f.State == StateRefused && strings.Contains(f.Error, "the binding names the file")
+	})
+	if s, err := read(r.Catalog(), "a://doc"); err == nil {
+		t.Errorf("a://doc still served: %q", s)
+	}
+	r.UpdateConfig(&config.Config{})
+	eventually(t, "a served again", func() bool { s, _ := read(r.Catalog(), "a://doc"); return s == "served" })
+}

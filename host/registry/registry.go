@@ -530,9 +530,7 @@ func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh m
 			continue
 		}
 		if err := refused[path]; err != nil {
-			if !errors.Is(err, config.ErrNotBound) {
-				held[path] = l.idle() // may win when the files or the configuration change
-			}
+			held[path] = l.idle() // may serve when the files or the configuration change
 			r.refuse(f, err)
 			continue
 		}
