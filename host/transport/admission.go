@@ -18,8 +18,8 @@ import (
 // Defaults of the admission limits in HTTPOptions.
 const (
 	DefaultReadBodyTimeout           = 30 * time.Second
-	DefaultMaxConcurrentPerPrincipal = 64
-	DefaultMaxConcurrentPerAddress   = 64
+	DefaultMaxConcurrentPerPrincipal = 256
+	DefaultMaxConcurrentPerAddress   = 256
 )
 
 // bodyChunk is the most a body buffer starts with. Bodies up to it take

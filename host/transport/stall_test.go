@@ -243,7 +243,8 @@ func TestListenStreamLeavesRequestBound(t *testing.T) {
 // tighter reconnect loop is a connection-rate flood, which the bounds
 // here do not address.
 func BenchmarkStalledUploads(b *testing.B) {
-	h, addr := newStallServer(b, HTTPOptions{ReadBodyTimeout: time.Second})
+	const bound = 64
+	h, addr := newStallServer(b, HTTPOptions{ReadBodyTimeout: time.Second, MaxConcurrentPerPrincipal: bound})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
 	call := func() time.Duration {
@@ -294,7 +295,7 @@ func BenchmarkStalledUploads(b *testing.B) {
 				}
 			}()
 		}
-		waitInflight(b, h, clientPrincipalKey+"mallory", DefaultMaxConcurrentPerPrincipal)
+		waitInflight(b, h, clientPrincipalKey+"mallory", bound)
 		return func() {
 			cancel()
 			for range attackers {
