@@ -66,6 +66,11 @@ var engineKit = []struct {
 	{"ConfigLogNotify", TestConfigLogNotify, true},
 	{"Floods", TestFloods, true},
 	{"HTTP", TestHTTP, true},
+	{"HTTPResponseHeadersCapped", TestHTTPResponseHeadersCapped, true},
+	{"DeniedLabelsBounded", TestDeniedLabelsBounded, true},
+	{"FilesSwapWindow", TestFilesSwapWindow, true},
+	{"FilesAcrossRoots", TestFilesAcrossRoots, true},
+	{"KVKeysAreBytes", TestKVKeysAreBytes, true},
 	// Every adversarial fixture, and the limits.
 	{"Contained", TestContained, true},
 	{"InvalidOutputContained", TestInvalidOutputContained, true},
