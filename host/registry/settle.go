@@ -113,9 +113,9 @@ func (e *ConflictError) Error() string {
 // contenders are settled among themselves first; an unbound contender
 // claiming anything a bound one claims loses; the unbound contenders left
 // are then settled among themselves. No order of the input matters.
-func settle(cs []contender) map[string]error {
+func settle(cs []*contender) map[string]error {
 	refused := map[string]error{}
-	var bound, unbound []contender
+	var bound, unbound []*contender
 	for _, c := range cs {
 		if c.bound {
 			bound = append(bound, c)
@@ -125,7 +125,7 @@ func settle(cs []contender) map[string]error {
 	}
 	contest(bound, BothBound, refused)
 	owners := claimants(bound)
-	var left []contender
+	var left []*contender
 	for _, c := range unbound {
 		if cl, ps := firstShared(c, owners); ps != nil {
 			refused[c.path] = conflict(cl, ps, LostToBound)
@@ -138,7 +138,7 @@ func settle(cs []contender) map[string]error {
 }
 
 // contest refuses every contender that shares a claim with another.
-func contest(cs []contender, o Outcome, refused map[string]error) {
+func contest(cs []*contender, o Outcome, refused map[string]error) {
 	by := claimants(cs)
 	for _, c := range cs {
 		if cl, ps := firstShared(c, by); ps != nil {
@@ -148,8 +148,8 @@ func contest(cs []contender, o Outcome, refused map[string]error) {
 }
 
 // claimants indexes contenders by claim.
-func claimants(cs []contender) map[catalog.Claim][]contender {
-	by := make(map[catalog.Claim][]contender, 6*len(cs))
+func claimants(cs []*contender) map[catalog.Claim][]*contender {
+	by := make(map[catalog.Claim][]*contender, 6*len(cs))
 	for _, c := range cs {
 		for _, cl := range c.claims {
 			by[cl] = append(by[cl], c)
@@ -160,23 +160,23 @@ func claimants(cs []contender) map[catalog.Claim][]contender {
 
 // firstShared returns c's first claim (in manifest order) that another
 // contender in by holds too, and those contenders sorted by path.
-func firstShared(c contender, by map[catalog.Claim][]contender) (catalog.Claim, []contender) {
+func firstShared(c *contender, by map[catalog.Claim][]*contender) (catalog.Claim, []*contender) {
 	for _, cl := range c.claims {
-		var others []contender
+		var others []*contender
 		for _, o := range by[cl] {
 			if o.path != c.path {
 				others = append(others, o)
 			}
 		}
 		if len(others) > 0 {
-			slices.SortFunc(others, func(a, b contender) int { return strings.Compare(a.path, b.path) })
+			slices.SortFunc(others, func(a, b *contender) int { return strings.Compare(a.path, b.path) })
 			return cl, others
 		}
 	}
 	return catalog.Claim{}, nil
 }
 
-func conflict(cl catalog.Claim, others []contender, o Outcome) *ConflictError {
+func conflict(cl catalog.Claim, others []*contender, o Outcome) *ConflictError {
 	e := &ConflictError{Claim: cl, Outcome: o}
 	for _, c := range others {
 		e.With = append(e.With, c.path)
@@ -199,7 +199,7 @@ type Candidate struct {
 func Settle(cfg *config.Config, cands []Candidate) map[string]error {
 	refused := map[string]error{}
 	idx := cfg.Bindings()
-	var cs []contender
+	var cs []*contender
 	for _, c := range cands {
 		bound, err := bindCheck(cfg, idx, c.Path, c.Digest, c.Manifest.Name)
 		if err != nil {
@@ -209,7 +209,7 @@ func Settle(cfg *config.Config, cands []Candidate) map[string]error {
 		if !cfg.PluginSettings(c.Manifest.Name).Enabled {
 			continue
 		}
-		cs = append(cs, contender{path: c.Path, name: c.Manifest.Name, bound: bound, claims: catalog.Claims(c.Manifest)})
+		cs = append(cs, &contender{path: c.Path, name: c.Manifest.Name, bound: bound, claims: catalog.Claims(c.Manifest)})
 	}
 	maps.Copy(refused, settle(cs))
 	return refused
