@@ -260,6 +260,10 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			st := httpHandler.SessionStats()
 			return st.Open, st.Evicted, st.Refused
 		})
+		m.Admission(func() (int64, int64) {
+			st := httpHandler.AdmissionStats()
+			return st.Concurrency, st.BodyTimeout
+		})
 		if err := listen(cfg.HTTP.Addr, mcpRoutes(guard, sec.authn, httpHandler, wsHandler, ops, health)); err != nil {
 			return err
 		}

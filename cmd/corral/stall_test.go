@@ -110,4 +110,13 @@ func TestStalledUploadsOnTheWire(t *testing.T) {
 			t.Errorf("conn %d: still open after its answer (read: %v)", i, err)
 		}
 	}
+	m := request(t, http.MethodGet, s.admin+"/metrics", "", "", nil)
+	for _, want := range []string{
+		`corral_http_requests_refused_total{reason="concurrency"} 1`,
+		fmt.Sprintf(`corral_http_requests_refused_total{reason="body_timeout"} %d`, conns),
+	} {
+		if !strings.Contains(m.Body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }

@@ -182,3 +182,17 @@ func (m *Metrics) Sessions(stats func() (open int, evicted, refused int64)) {
 		}, func() float64 { _, _, refused := stats(); return float64(refused) }),
 	)
 }
+
+// Admission exports the HTTP transport's refusals, read from stats at
+// every scrape: corral_http_requests_refused_total, by reason
+// (concurrency: a client over its bound on requests in progress;
+// body_timeout: a body slower than http.readBodyTimeout). Call it once.
+func (m *Metrics) Admission(stats func() (concurrency, bodyTimeout int64)) {
+	const name, help = "corral_http_requests_refused_total", "HTTP requests refused before they were served, by reason (concurrency, body_timeout)."
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"reason": "concurrency"}},
+			func() float64 { c, _ := stats(); return float64(c) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: prometheus.Labels{"reason": "body_timeout"}},
+			func() float64 { _, t := stats(); return float64(t) }),
+	)
+}

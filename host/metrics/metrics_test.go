@@ -64,6 +64,7 @@ func TestEndpoints(t *testing.T) {
 	m.Reload(true, 10*time.Millisecond)
 	m.Reload(false, 10*time.Millisecond)
 	m.Plugins(3, 1)
+	m.Admission(func() (int64, int64) { return 2, 7 })
 
 	code, body := get(t, srv, "/metrics")
 	if code != 200 {
@@ -83,6 +84,8 @@ func TestEndpoints(t *testing.T) {
 		`corral_reload_last_success 0`,
 		`corral_plugins_loaded 3`,
 		`corral_plugins_failed 1`,
+		`corral_http_requests_refused_total{reason="concurrency"} 2`,
+		`corral_http_requests_refused_total{reason="body_timeout"} 7`,
 		`go_goroutines `,
 	} {
 		if !strings.Contains(body, want) {

@@ -58,6 +58,18 @@ func (f *counter) release(k string) {
 	}
 }
 
+// AdmissionStats count the requests an HTTPHandler refused before serving
+// them.
+type AdmissionStats struct {
+	Concurrency int64 // over their client's bound on requests in progress (429)
+	BodyTimeout int64 // bodies slower than ReadBodyTimeout (408)
+}
+
+// AdmissionStats returns the handler's refusal counts, for metrics.
+func (h *HTTPHandler) AdmissionStats() AdmissionStats {
+	return AdmissionStats{Concurrency: h.refusedConcurrency.Load(), BodyTimeout: h.refusedBodyTimeout.Load()}
+}
+
 // admit counts r in against its client's bound on concurrent requests. It
 // returns the function that counts it out again (call it once, when the
 // request is done or has become a stream governed by a bound of its own),
@@ -69,6 +81,7 @@ func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Princi
 		max, who = h.opts.MaxConcurrentPerAddress, "client address"
 	}
 	if !h.inflight.acquire(k, max) {
+		h.refusedConcurrency.Add(1)
 		h.log.Debug("transport: too many concurrent requests", "by", who)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, nil, &mcp.Error{Code: mcp.CodeRateLimited,
@@ -95,6 +108,7 @@ func (h *HTTPHandler) readRequestBody(w http.ResponseWriter, r *http.Request) ([
 	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength)
 	_ = rc.SetReadDeadline(time.Time{})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		h.refusedBodyTimeout.Add(1)
 		return nil, errBodyTimeout
 	}
 	return body, err

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
@@ -100,6 +101,8 @@ type HTTPHandler struct {
 	listens counter // client (clientKey) -> listen streams open
 
 	inflight counter // clientKey -> POSTs in progress
+
+	refusedConcurrency, refusedBodyTimeout atomic.Int64 // AdmissionStats
 }
 
 // NewHTTPHandler returns a handler serving srv.

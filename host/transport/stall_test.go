@@ -130,6 +130,9 @@ func TestStalledUploadsBounded(t *testing.T) {
 		}
 	}
 	waitInflight(t, h, loopbackKey, 0)
+	if st := h.AdmissionStats(); st != (AdmissionStats{BodyTimeout: conns}) {
+		t.Errorf("AdmissionStats = %+v, want %d body timeouts", st, conns)
+	}
 }
 
 // toolsList is a modern request any principal may send, with its headers.
@@ -208,6 +211,9 @@ func TestConcurrentRequestsBounded(t *testing.T) {
 	waitInflight(t, h, clientAddressKey+"198.51.100.1/32", 0)
 	served("mallory, once its uploads are gone", "Authorization: Bearer mallory")
 	served("198.51.100.1, once its uploads are gone", "X-Forwarded-For: 198.51.100.1")
+	if st := h.AdmissionStats(); st.Concurrency != 3 {
+		t.Errorf("AdmissionStats = %+v, want 3 refused for concurrency", st)
+	}
 }
 
 // TestListenStreamLeavesRequestBound: an open listen stream is bounded as
