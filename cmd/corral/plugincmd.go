@@ -341,6 +341,10 @@ func countList(ctx context.Context, set *catalog.Set, kind catalog.ListKind) (in
 		if err != nil {
 			return n, err
 		}
+		if len(page.Skipped) > 0 { // a server leaves the page out; check says why
+			sk := page.Skipped[0]
+			return n, fmt.Errorf("plugin %s: its page is left out (%s): %w", sk.Plugin, sk.Reason, sk.Err)
+		}
 		n += len(page.Items)
 		if page.NextCursor == nil {
 			return n, nil

@@ -81,6 +81,14 @@ func runServe(ctx context.Context, e *env, args []string) int {
 	return exitOK
 }
 
+// pageCache is the list fallback's cache of n bytes, nil for 0 (none).
+func pageCache(n int) *catalog.PageCache {
+	if n == 0 {
+		return nil
+	}
+	return catalog.NewPageCache(n)
+}
+
 // observer adapts metrics to the plugin runtime's Observer.
 type observer struct{ m *metrics.Metrics }
 
@@ -186,7 +194,9 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	reg, err := registry.New(registry.Options{
 		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(rt), Config: cfg,
 		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, Keys: ring,
-			Policy: sec.policy, Authenticated: sec.authed},
+			Policy: sec.policy, Authenticated: sec.authed,
+			ListBudget: cfg.Catalog.ListBudget, Pages: pageCache(cfg.Catalog.ListCacheBytes),
+			Logger: log, ListSkipped: m.ListSkipped},
 		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		Logger: log, Observer: m, Progress: progress,
 		OnChange: func(ev registry.Event) {

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,25 @@ type Options struct {
 	StateTTL time.Duration
 	// Now is the clock for state expiry; nil is time.Now.
 	Now func() time.Time
+
+	// ListBudget bounds each provider's share of one list request: a
+	// provider that has not answered its page within it is skipped
+	// (DefaultListBudget).
+	ListBudget time.Duration
+	// Pages keeps each provider's last good page per principal, served
+	// while the provider fails. Share one PageCache between the Sets of a
+	// registry; nil keeps no pages (a failing page is left out).
+	Pages *PageCache
+	// Logger receives a line for every provider a list skipped; nil
+	// discards them.
+	Logger *slog.Logger
+	// ListSkipped, when set, is told of every provider a list skipped: why
+	// (a Skip* reason) and whether its last good page was served instead.
+	ListSkipped func(plugin, reason string, cached bool)
 }
+
+// DefaultListBudget is Options.ListBudget's default.
+const DefaultListBudget = 500 * time.Millisecond
 
 // Features says which MCP server features a Set serves, so the protocol
 // layer advertises exactly those capabilities.
@@ -78,7 +97,35 @@ type Page struct {
 	// Private is true when the page depends on who asked (cacheScope).
 	Private bool
 	TTL     time.Duration
+	// Skipped lists the providers whose page failed, for the operator
+	// (`corral plugin check`); clients never see it.
+	Skipped []Skip
 }
+
+// Skip is a provider whose dynamic page a list could not use.
+type Skip struct {
+	Plugin string
+	Reason string // SkipFailed, SkipError, SkipDenied or SkipInvalid
+	Cached bool   // its last good page was served in its place
+	Err    error  // the cause, for logs; never shown to clients
+}
+
+// Reasons a list skips a provider's page (Skip.Reason, and the reason
+// label of corral_list_skipped_total).
+const (
+	// SkipFailed: the call failed (a trap, its deadline or the list
+	// budget, quarantine); the plugin counted it.
+	SkipFailed = "failed"
+	// SkipError: the provider declared an error; it counts toward
+	// quarantine, as a list has no declared failure a client could use.
+	SkipError = "error"
+	// SkipDenied: the provider declared an error after a host function
+	// refused it a capability the operator did not grant; not counted.
+	SkipDenied = "denied"
+	// SkipInvalid: the Set refused the page (a URI outside the provider's
+	// claims, more items than asked, …); counted as rejected output.
+	SkipInvalid = "invalid"
+)
 
 // ReadResult is the validated answer to resources/read.
 type ReadResult struct {

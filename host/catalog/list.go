@@ -3,6 +3,8 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -11,6 +13,14 @@ import (
 // order; each contributes its manifest-declared items, then (for resources)
 // what it lists itself, a page at a time through its own cursor. A page
 // costs O(page size): nothing is materialised beyond the page.
+//
+// No provider can fail or stall the list: each is given Options.ListBudget
+// for its page, and a page that fails (an error, a trap, the budget,
+// quarantine, output the Set refuses) is replaced by the provider's last
+// good page for this principal and cursor from Options.Pages, or else left
+// out with the rest of that provider's dynamic items; the page records it
+// in Skipped. Static items are served without calling the provider, so a
+// failing or quarantined provider's static items stay listed.
 //
 // cursor is "" for the first page. A cursor that is forged, malformed, from
 // another list or from a replaced Set is KindInvalidParams, telling the
@@ -71,9 +81,14 @@ func (s *Set) List(ctx context.Context, r Request, kind ListKind, cursor string)
 				continue
 			}
 		}
-		items, next, err := s.listDynamic(ctx, pr, r, v, pos.inner, room)
-		if err != nil {
-			return nil, err
+		items, next, skip := s.listDynamic(ctx, pr, r, v, pos.inner, room)
+		if skip != nil {
+			if err := ctx.Err(); err != nil {
+				return nil, err // the client gave up: nobody to answer
+			}
+			items, next, skip.Cached = s.fallback(pr, r.Principal, v, pos.inner, room)
+			s.skipped(pr, skip)
+			page.Skipped = append(page.Skipped, *skip)
 		}
 		page.Items = append(page.Items, items...)
 		if next == "" {
@@ -94,45 +109,114 @@ func (s *Set) withCursor(page *Page, pos position) *Page {
 	return page
 }
 
-// listDynamic asks pr for up to limit resources after cursor.
-func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, cursor string, limit int) ([]json.RawMessage, string, error) {
+// listDynamic asks pr for up to limit resources after cursor, within the
+// list budget, and keeps the page for fallback. A page it cannot use is a
+// Skip, counted toward quarantine when the failure is the provider's own.
+func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, cursor string, limit int) ([]json.RawMessage, string, *Skip) {
+	const op = abi.OpListResources
 	req, _ := json.Marshal(abi.ListResourcesRequest{Cursor: cursor, Limit: limit, Principal: r.Principal})
-	out, _, err := s.call(ctx, pr, r, abi.OpListResources, req, "")
+	res, err := pr.Call(ctx, Call{Op: op, Request: req, Principal: r.Principal, Sink: r.Sink, Timeout: s.opts.ListBudget})
 	if err != nil {
-		return nil, "", err
+		return nil, "", &Skip{Plugin: pr.name, Reason: SkipFailed, Err: err}
 	}
-	var res listResult
-	if err := newDec(out).listResult(&res); err != nil {
-		return nil, "", s.badOutput(pr, abi.OpListResources, err)
+	invalid := func(err error) ([]json.RawMessage, string, *Skip) {
+		pr.RejectOutput(op, err)
+		return nil, "", &Skip{Plugin: pr.name, Reason: SkipInvalid, Err: err}
 	}
-	next := res.NextCursor.String()
-	if len(res.Resources) > limit {
-		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("listed %d resources, the limit was %d", len(res.Resources), limit))
+	switch res.Status {
+	case abi.StatusOK:
+	case abi.StatusError:
+		ae, err := decodeError(res.Body)
+		if err != nil {
+			return invalid(err)
+		}
+		if res.Denied != "" {
+			return nil, "", &Skip{Plugin: pr.name, Reason: SkipDenied, Err: fmt.Errorf("%w, after capability %s was refused (not granted)", ae, res.Denied)}
+		}
+		// A list has no failure a client could act on: a declared error
+		// is a failed call, as for a trap.
+		pr.RejectOutput(op, outputErr("%s declared error %q", op, clientMessage(ae.Code, "")))
+		return nil, "", &Skip{Plugin: pr.name, Reason: SkipError, Err: ae}
+	default:
+		return invalid(outputErr("%s may not answer status %d", op, int32(res.Status)))
+	}
+	var lr listResult
+	if err := newDec(res.Body).listResult(&lr); err != nil {
+		return invalid(err)
+	}
+	next := lr.NextCursor.String()
+	if len(lr.Resources) > limit {
+		return invalid(outputErr("listed %d resources, the limit was %d", len(lr.Resources), limit))
 	}
 	if len(next) > maxInnerCursor {
-		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("cursor longer than %d bytes", maxInnerCursor))
+		return invalid(outputErr("cursor longer than %d bytes", maxInnerCursor))
 	}
-	if len(res.Resources) == 0 && next != "" {
-		return nil, "", s.badOutput(pr, abi.OpListResources, outputErr("an empty page with a next cursor"))
+	if len(lr.Resources) == 0 && next != "" {
+		return invalid(outputErr("an empty page with a next cursor"))
 	}
-	items := make([]json.RawMessage, 0, len(res.Resources))
-	var buf []byte
-	for i := range res.Resources {
-		uri, err := pr.checkResource(&res.Resources[i])
+	var (
+		items []json.RawMessage
+		uris  []string
+		buf   []byte
+	)
+	for i := range lr.Resources {
+		uri, err := pr.checkResource(&lr.Resources[i])
 		if err != nil {
-			return nil, "", s.badOutput(pr, abi.OpListResources, err)
+			return invalid(err)
 		}
 		if !uriVisible(v, pr, uri) {
 			continue
 		}
-		if buf == nil {
-			buf = make([]byte, 0, len(out))
+		if buf == nil { // allocated for a page that has an item to keep
+			buf = make([]byte, 0, len(res.Body))
+			items = make([]json.RawMessage, 0, len(lr.Resources)-i)
+			uris = make([]string, 0, len(lr.Resources)-i)
 		}
 		start := len(buf)
-		buf = res.Resources[i].appendTo(buf)
+		buf = lr.Resources[i].appendTo(buf)
 		items = append(items, buf[start:len(buf):len(buf)])
+		uris = append(uris, uri)
 	}
+	s.opts.Pages.put(newPageKey(pr, r.Principal, cursor), items, uris, next)
 	return items, next, nil
+}
+
+// fallback returns pr's last good page for p after cursor, if one is kept
+// and fits in room, filtered again through v (the policy may have changed
+// since). Without one, the listing moves past pr: its later pages cannot
+// be reached without this one.
+func (s *Set) fallback(pr *provider, p abi.Principal, v View, cursor string, room int) ([]json.RawMessage, string, bool) {
+	pg, ok := s.opts.Pages.get(newPageKey(pr, p, cursor))
+	if !ok || len(pg.items) > room {
+		return nil, "", false
+	}
+	items := make([]json.RawMessage, 0, len(pg.items))
+	for i, it := range pg.items {
+		if uriVisible(v, pr, pg.uris[i]) {
+			items = append(items, it)
+		}
+	}
+	return items, pg.next, true
+}
+
+// skipped reports a skipped page: a metric and a log line naming the
+// plugin and why, without the provider's own words or anything listed.
+func (s *Set) skipped(pr *provider, sk *Skip) {
+	if s.opts.ListSkipped != nil {
+		s.opts.ListSkipped(pr.name, sk.Reason, sk.Cached)
+	}
+	if s.opts.Logger == nil {
+		return
+	}
+	args := []any{"plugin", pr.name, "reason", sk.Reason, "served_last_good_page", sk.Cached}
+	var ae *abi.Error
+	switch {
+	case errors.As(sk.Err, &ae):
+		args = append(args, "code", clientMessage(ae.Code, ""))
+	case sk.Reason == SkipFailed:
+		args = append(args, "err", sk.Err)
+	}
+	s.opts.Logger.Warn("catalog: a plugin's list page was left out", args...)
 }
 
 // staticVisible reports whether v may see the static item key of pr's

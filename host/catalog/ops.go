@@ -282,13 +282,11 @@ func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body
 	case abi.StatusOK:
 		return res.Body, nil, nil
 	case abi.StatusError:
-		var ae abi.Error
-		if err := jsonread.Unmarshal(res.Body, &ae); err != nil {
-			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object: %v", err))
-		} else if ae.Code == "" {
-			return nil, nil, s.badOutput(pr, op, outputErr("error response is not a well-formed error object: no code"))
+		ae, err := decodeError(res.Body)
+		if err != nil {
+			return nil, nil, s.badOutput(pr, op, err)
 		}
-		return nil, nil, declaredErr(pr, &ae, uri)
+		return nil, nil, declaredErr(pr, ae, uri)
 	case abi.StatusInputRequired:
 		if op != abi.OpReadResource && op != abi.OpGetPrompt && op != abi.OpCallTool {
 			return nil, nil, s.badOutput(pr, op, outputErr("%s may not ask for client input", op))
@@ -302,6 +300,18 @@ func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body
 		return nil, &ir, nil
 	}
 	return nil, nil, s.badOutput(pr, op, outputErr("unknown status %d", int32(res.Status)))
+}
+
+// decodeError decodes the abi.Error of a StatusError result.
+func decodeError(body []byte) (*abi.Error, error) {
+	var ae abi.Error
+	if err := jsonread.Unmarshal(body, &ae); err != nil {
+		return nil, outputErr("error response is not a well-formed error object: %v", err)
+	}
+	if ae.Code == "" {
+		return nil, outputErr("error response is not a well-formed error object: no code")
+	}
+	return &ae, nil
 }
 
 // declaredErr maps a failure the provider declared: not found and invalid

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -48,6 +49,10 @@ type Call struct {
 	// Sink receives the progress and log messages the call emits on behalf
 	// of the request; nil when the request wants none.
 	Sink Sink
+	// Timeout, when positive, is the call's budget: a provider gives up
+	// within it, as it would at its own deadline (which still applies when
+	// shorter). A list request gives each provider Options.ListBudget.
+	Timeout time.Duration
 }
 
 // Result is a provider's answer to a Call: the status the provider
@@ -58,6 +63,11 @@ type Call struct {
 type Result struct {
 	Status abi.Status
 	Body   []byte
+	// Denied names a capability (abi.Cap*) the call asked for and was
+	// refused because the operator did not grant it; "" when none was. A
+	// declared failure after such a refusal is the operator's choice, not
+	// the provider's fault: it does not count toward quarantine.
+	Denied string
 }
 
 // Request is what the protocol layer passes down with one request, beside

@@ -53,6 +53,7 @@ type provider struct {
 	Provider
 	index     int
 	name      string
+	pageName  string // name, NUL, digest: its pages in a PageCache
 	manifest  *abi.Manifest
 	schemes   []string // lowercased
 	templates []*template
@@ -88,6 +89,10 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 	if opts.MaxContentBytes <= 0 {
 		opts.MaxContentBytes = DefaultMaxContentBytes
 	}
+	if opts.ListBudget <= 0 {
+		opts.ListBudget = DefaultListBudget
+	}
+
 	s := &Set{
 		opts:      opts,
 		keys:      opts.Keys,
@@ -116,7 +121,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 			return nil, &ConflictError{Claim: "name", Value: m.Name, Plugins: [2]string{m.Name, m.Name}}
 		}
 		names[m.Name] = true
-		ps = append(ps, &provider{Provider: p, name: m.Name, manifest: m})
+		ps = append(ps, &provider{Provider: p, name: m.Name, pageName: m.Name + "\x00" + p.Digest(), manifest: m})
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
 	s.providers = ps

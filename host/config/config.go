@@ -120,6 +120,12 @@ type Catalog struct {
 	// CursorKey is deprecated: a hex secret that serves as keys.secret
 	// when that is unset (see Keys).
 	CursorKey string `koanf:"cursorKey"`
+	// ListBudget bounds each plugin's share of one resources/list: a page
+	// not answered within it is left out (or its last good page served).
+	ListBudget time.Duration `koanf:"listBudget"`
+	// ListCacheBytes bounds the last good pages kept per plugin and
+	// principal for that fallback; 0 keeps none.
+	ListCacheBytes int `koanf:"listCacheBytes"`
 }
 
 // Plugins configures the plugin directory and where plugins keep state.
@@ -267,6 +273,8 @@ func defaults() map[string]any {
 		"log.format":                     "auto",
 		"catalog.pageSize":               100,
 		"catalog.cursorKey":              "",
+		"catalog.listBudget":             "500ms",
+		"catalog.listCacheBytes":         4 << 20,
 		"plugins.dir":                    "",
 		"plugins.dataDir":                "",
 		"plugins.cacheDir":               defaultCacheDir(),
@@ -352,6 +360,8 @@ func RestartKeys(old, new *Config) []string {
 	add("admin.addr", old.Admin.Addr, new.Admin.Addr)
 	add("log.format", old.Log.Format, new.Log.Format)
 	add("catalog.pageSize", old.Catalog.PageSize, new.Catalog.PageSize)
+	add("catalog.listBudget", old.Catalog.ListBudget, new.Catalog.ListBudget)
+	add("catalog.listCacheBytes", old.Catalog.ListCacheBytes, new.Catalog.ListCacheBytes)
 	add("plugins.dir", old.Plugins.Dir, new.Plugins.Dir)
 	add("plugins.dataDir", old.Plugins.DataDir, new.Plugins.DataDir)
 	add("plugins.cacheDir", old.Plugins.CacheDir, new.Plugins.CacheDir)

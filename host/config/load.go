@@ -233,7 +233,7 @@ var schema = []string{
 	"http.maxListensPerClient", "http.maxSessions", "http.maxSessionsPerClient",
 	"ws.addr", "admin.addr",
 	"log.level", "log.format",
-	"catalog.pageSize", "catalog.cursorKey",
+	"catalog.pageSize", "catalog.cursorKey", "catalog.listBudget", "catalog.listCacheBytes",
 	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
 	"plugins.compile.maxFileBytes", "plugins.compile.maxFunctions", "plugins.compile.maxFunctionBytes",
 	"plugins.compile.maxNesting", "plugins.compile.maxLocals",

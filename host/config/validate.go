@@ -108,6 +108,12 @@ func validate(cfg *Config) []problem {
 	if cfg.Catalog.PageSize < 1 || cfg.Catalog.PageSize > 1000 {
 		bad("catalog.pageSize", "must be between 1 and 1000, got %d", cfg.Catalog.PageSize)
 	}
+	if d := cfg.Catalog.ListBudget; d < 10*time.Millisecond || d > time.Minute {
+		bad("catalog.listBudget", "must be between 10ms and 1m, got %v", d)
+	}
+	if n := cfg.Catalog.ListCacheBytes; n < 0 || n > 1<<30 {
+		bad("catalog.listCacheBytes", "must be between 0 and 1 GiB, got %d", n)
+	}
 	validateKeys(cfg, bad)
 	if d := cfg.Plugins.Debounce; d < 10*time.Millisecond || d > 10*time.Second {
 		bad("plugins.debounce", "must be between 10ms and 10s, got %v", d)

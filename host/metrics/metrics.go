@@ -28,6 +28,7 @@ type Metrics struct {
 	discards    *prometheus.CounterVec
 	quarantined *prometheus.GaugeVec
 	denied      *prometheus.CounterVec
+	listSkipped *prometheus.CounterVec
 
 	reloads        *prometheus.CounterVec
 	reloadOK       prometheus.Gauge
@@ -66,6 +67,10 @@ func New(info BuildInfo) *Metrics {
 		denied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_plugin_denied_total", Help: "Host calls refused or dropped, by plugin, capability and reason (a fixed set).",
 		}, []string{"plugin", "capability", "reason"}),
+		listSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_list_skipped_total",
+			Help: "Plugin pages a resources/list left out or served from the last good page, by plugin, reason (failed, error, denied, invalid) and served (last_good_page, nothing).",
+		}, []string{"plugin", "reason", "served"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_reloads_total", Help: "Attempts to change the served plugin set, by result (ok, failed).",
 		}, []string{"result"}),
@@ -91,7 +96,7 @@ func New(info BuildInfo) *Metrics {
 		ConstLabels: prometheus.Labels{"version": info.Version, "commit": info.Commit, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	reg.MustRegister(m.calls, m.errors, m.latency, m.instances, m.discards, m.quarantined, m.denied,
+	reg.MustRegister(m.calls, m.errors, m.latency, m.instances, m.discards, m.quarantined, m.denied, m.listSkipped,
 		m.reloads, m.reloadOK, m.reloadTime, m.reloadDuration, m.serving, m.failed, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -119,6 +124,17 @@ func (m *Metrics) Call(plugin, method string, d time.Duration, class string) {
 // error of class bad_output for a call already counted.
 func (m *Metrics) Rejected(plugin, method string) {
 	m.errors.WithLabelValues(plugin, method, "bad_output").Inc()
+}
+
+// ListSkipped records a plugin's page a list could not use: why (one of
+// catalog's Skip* reasons) and whether the plugin's last good page was
+// served in its place.
+func (m *Metrics) ListSkipped(plugin, reason string, cached bool) {
+	served := "nothing"
+	if cached {
+		served = "last_good_page"
+	}
+	m.listSkipped.WithLabelValues(plugin, reason, served).Inc()
 }
 
 // Instance records an instance created or discarded (with the reason).

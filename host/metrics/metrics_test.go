@@ -65,6 +65,7 @@ func TestEndpoints(t *testing.T) {
 	m.Reload(false, 10*time.Millisecond)
 	m.Plugins(3, 1)
 	m.Admission(func() (int64, int64) { return 2, 7 })
+	m.ListSkipped("files", "denied", false)
 
 	code, body := get(t, srv, "/metrics")
 	if code != 200 {
@@ -86,6 +87,7 @@ func TestEndpoints(t *testing.T) {
 		`corral_plugins_failed 1`,
 		`corral_http_requests_refused_total{reason="concurrency"} 2`,
 		`corral_http_requests_refused_total{reason="body_timeout"} 7`,
+		`corral_list_skipped_total{plugin="files",reason="denied",served="nothing"} 1`,
 		`go_goroutines `,
 	} {
 		if !strings.Contains(body, want) {

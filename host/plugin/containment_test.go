@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // TestKVFlood: one call storing 10,000 keys is stopped by the kv quota;
@@ -85,20 +86,36 @@ func TestHTTPSlowBody(t *testing.T) {
 }
 
 // attacks are the misbehaving fixtures a neighbour runs while the good
-// plugin's latency is measured, with the limits that contain them.
+// plugin's latency is measured, with the limits that contain them. An
+// attack through the catalog runs as a server's requests do: through a
+// catalog.Set, whose list budget, skips and output checks (reported back
+// with RejectOutput) are then part of what it costs. Those requests come
+// from clients, so they are paced like the good plugin's reads (one every
+// pace, at most one in flight): unpaced, the loop measures a client
+// flooding the host with lists, which the healthy control (list-busy)
+// shows costs as much as any failure.
 var attacks = []struct {
 	name, fixture string
 	op            abi.Op
 	cfg           Config
+	viaCatalog    bool
 }{
-	{"cpu-loop", "loop", abi.OpReadResource, Config{Limits: Limits{Timeout: 50 * time.Millisecond}}},
-	{"memory-grow", "grow", abi.OpReadResource, Config{Limits: Limits{MemoryPages: 64}}},
-	{"stack-recurse", "recurse", abi.OpReadResource, Config{}},
-	{"output-size", "bigout", abi.OpReadResource, Config{}},
-	{"output-invalid", "badjson", abi.OpReadResource, Config{}},
-	{"abi-oob", "oob", abi.OpReadResource, Config{}},
-	{"log-notify-flood", "flood", abi.OpCallTool, Config{Grants: Grants{Log: true, Notify: true}}},
-	{"kv-flood", "kvflood", abi.OpCallTool, Config{Grants: Grants{KV: true}, Limits: Limits{KVQuotaBytes: 1 << 16}}},
+	{"cpu-loop", "loop", abi.OpReadResource, Config{Limits: Limits{Timeout: 50 * time.Millisecond}}, false},
+	{"memory-grow", "grow", abi.OpReadResource, Config{Limits: Limits{MemoryPages: 64}}, false},
+	{"stack-recurse", "recurse", abi.OpReadResource, Config{}, false},
+	{"output-size", "bigout", abi.OpReadResource, Config{}, false},
+	{"output-invalid", "badjson", abi.OpReadResource, Config{}, false},
+	{"output-rejected", "badb64", abi.OpReadResource, Config{}, true},
+	{"abi-oob", "oob", abi.OpReadResource, Config{}, false},
+	{"log-notify-flood", "flood", abi.OpCallTool, Config{Grants: Grants{Log: true, Notify: true}}, false},
+	{"kv-flood", "kvflood", abi.OpCallTool, Config{Grants: Grants{KV: true}, Limits: Limits{KVQuotaBytes: 1 << 16}}, false},
+	// A control, not an attack: a healthy lister (three resources, within
+	// any page) listed as fast as the failing ones, to tell the cost of a
+	// busy neighbour from the cost of its failures.
+	{"list-busy", "listmany", abi.OpListResources, Config{}, true},
+	{"list-error", "listerror", abi.OpListResources, Config{}, true},
+	{"list-hang", "listhang", abi.OpListResources, Config{}, true},
+	{"list-garbage", "listoutside", abi.OpListResources, Config{}, true},
 }
 
 // pace is the interval between the good plugin's reads: steady traffic
@@ -162,13 +179,31 @@ func BenchmarkNeighbourUnderAttack(b *testing.B) {
 			cfg.Limits.FailureThreshold = 1 << 30 // never quarantined: the attack goes on
 			bad := e.load(b, a.fixture, cfg)
 			ctx, cancel := context.WithCancel(context.Background())
+			attack := func() { invoke(bad, ctx, a.op, []byte(`{"uri":"x://y","principal":{"id":"t"}}`)) }
+			if a.viaCatalog {
+				set, err := catalog.NewSet([]catalog.Provider{bad}, catalog.Options{Pages: catalog.NewPageCache(0)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				anon := catalog.Request{Principal: catalog.Anonymous()}
+				if a.op == abi.OpListResources {
+					attack = func() { set.List(ctx, anon, catalog.ListResources, "") }
+				} else {
+					attack = func() { set.ReadResource(ctx, anon, a.fixture+"://x") }
+				}
+			}
 			var wg sync.WaitGroup
 			wg.Add(1)
 			var n int
 			go func() {
 				defer wg.Done()
+				next := time.Now()
 				for ctx.Err() == nil {
-					invoke(bad, ctx, a.op, []byte(`{"uri":"x://y","principal":{"id":"t"}}`))
+					if d := time.Until(next); a.viaCatalog && d > 0 {
+						time.Sleep(d)
+					}
+					next = next.Add(pace)
+					attack()
 					n++
 				}
 			}()

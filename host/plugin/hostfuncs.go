@@ -91,6 +91,9 @@ func (st *callState) setOutput(stack []uint64, out []byte) {
 
 // denied records a refused capability call and returns ErrnoDenied.
 func (st *callState) denied(stack []uint64, capability string, reason denyReason) {
+	if reason == denyNotGranted && st.ungranted == "" {
+		st.ungranted = capability
+	}
 	st.dropped(capability, reason)
 	if reason == denyNotGranted {
 		st.p.logUngranted(capability)

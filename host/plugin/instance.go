@@ -22,6 +22,9 @@ type callState struct {
 	p    *Plugin
 	caps *capSet      // nil: no capabilities (during _initialize and describe)
 	sink catalog.Sink // the request's progress and log sink; nil: none
+	// ungranted is the first capability a host function refused in this
+	// call because the operator did not grant it (catalog.Result.Denied).
+	ungranted string
 
 	inCall    bool
 	result    []byte
@@ -113,13 +116,17 @@ func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (cat
 	p := in.state.p
 	st := &in.state
 	op, req := c.Op, c.Request
-	st.caps, st.sink = caps, c.Sink
+	st.caps, st.sink, st.ungranted = caps, c.Sink, ""
 	st.result, st.resultSet, st.oversize = nil, false, 0
 	st.pending, st.hasPending = nil, false
 	st.progress.reset()
 	in.calls++
 
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)
+	timeout := p.cfg.Limits.Timeout
+	if c.Timeout > 0 {
+		timeout = min(timeout, c.Timeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cctx = context.WithValue(cctx, stateKey{}, st)
 	defer func() {
@@ -166,7 +173,7 @@ func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (cat
 	if !st.resultSet {
 		return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
 	}
-	res := catalog.Result{Status: abi.Status(int32(uint32(in.stack[0]))), Body: st.result}
+	res := catalog.Result{Status: abi.Status(int32(uint32(in.stack[0]))), Body: st.result, Denied: st.ungranted}
 	switch res.Status {
 	case abi.StatusOK:
 		// Not scanned here: the catalog reads it once, strictly, and

@@ -199,7 +199,7 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, Erro
 	if len(c.Request) > p.cfg.Limits.MaxRequestBytes {
 		return catalog.Result{}, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(c.Request), p.cfg.Limits.MaxRequestBytes)
 	}
-	in, class, err := p.acquire(ctx)
+	in, class, err := p.acquire(ctx, c.Timeout) // a call's budget bounds its wait too
 	if err != nil {
 		return catalog.Result{}, class, err
 	}

@@ -55,8 +55,10 @@ func (p *Plugin) stats() poolStats {
 }
 
 // acquire returns an instance for one call, waiting for one (and growing
-// the pool) when none is idle. The class is ClassOK on success.
-func (p *Plugin) acquire(ctx context.Context) (*instance, ErrorClass, error) {
+// the pool) when none is idle, for at most wait when it is positive. The
+// class is ClassOK on success; a wait that ends unserved is ClassCanceled
+// (the instances are busy, not failing).
+func (p *Plugin) acquire(ctx context.Context, wait time.Duration) (*instance, ErrorClass, error) {
 	p.mu.Lock()
 	if p.shut {
 		p.mu.Unlock()
@@ -74,6 +76,12 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, ErrorClass, error) {
 	p.growLocked()
 	p.mu.Unlock()
 
+	var expire <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		expire = t.C
+	}
 	select {
 	case h := <-w.ch:
 		if h.err != nil {
@@ -89,6 +97,9 @@ func (p *Plugin) acquire(ctx context.Context) (*instance, ErrorClass, error) {
 	case <-ctx.Done():
 		p.abandon(w)
 		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: %w", ctx.Err())
+	case <-expire:
+		p.abandon(w)
+		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: no instance free within the call's budget of %s", wait)
 	}
 }
 

@@ -76,7 +76,7 @@ func (h *poolHarness) take(ctx context.Context) *pending {
 	w := &pending{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		w.in, w.class, w.err = h.p.acquire(ctx)
+		w.in, w.class, w.err = h.p.acquire(ctx, 0)
 	}()
 	return w
 }
@@ -355,7 +355,7 @@ func TestPool(t *testing.T) {
 			if b.class != ClassClosed {
 				t.Errorf("waiting call during Close: %s %v", b.class, b.err)
 			}
-			if _, _, err := h.p.acquire(context.Background()); !errors.Is(err, ErrClosed) {
+			if _, _, err := h.p.acquire(context.Background(), 0); !errors.Is(err, ErrClosed) {
 				t.Errorf("acquire after Close: %v", err)
 			}
 			h.p.release(a) // the busy instance drains

@@ -52,6 +52,11 @@ func (p *Provider) Rejected() int64 { return p.rejected.Load() }
 // Call implements catalog.Provider.
 func (p *Provider) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	p.calls.Add(1)
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
 	if err := ctx.Err(); err != nil {
 		return catalog.Result{}, err
 	}
