@@ -28,8 +28,8 @@ const (
 // little holds little memory.
 const bodyChunk = 64 << 10
 
-// counter counts what is in progress per key: requests per client,
-// listen streams per principal.
+// counter counts what is in progress per client (clientKey): requests,
+// listen streams.
 type counter struct {
 	mu sync.Mutex
 	n  map[string]int
