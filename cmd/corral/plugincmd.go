@@ -65,16 +65,15 @@ capabilities. CORRAL_PLUGINS_CACHE_DIR names a compilation cache to use.`)
 		fmt.Fprintf(e.stderr, "corral: %s: %v\n", pos[0], err)
 		return exitFail
 	}
-	sum := sha256.Sum256(data)
 	if *asJSON {
 		out, _ := json.MarshalIndent(struct {
 			SHA256 string `json:"sha256"`
 			*abi.Manifest
-		}{hex.EncodeToString(sum[:]), m}, "", "  ")
+		}{digestOf(data), m}, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", out)
 		return exitOK
 	}
-	printManifest(e, m, hex.EncodeToString(sum[:]))
+	printManifest(e, m, digestOf(data))
 	return exitOK
 }
 
@@ -91,7 +90,7 @@ func inspect(ctx context.Context, path string, data []byte) (*abi.Manifest, erro
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	defer rt.Close(ctx)
-	mod, err := registry.WasmLoader(rt).Compile(ctx, path, data)
+	mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, probeSettings(cfg, path, digestOf(data)))
 	if err != nil {
 		return nil, err
 	}
@@ -221,15 +220,14 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 		return []string{"runtime: " + err.Error()}
 	}
 	defer rt.Close(ctx)
-	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data)
+	digest := digestOf(data)
+	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data, probeSettings(cfg, abs, digest))
 	if err != nil {
 		return []string{err.Error()}
 	}
 	defer mod.Close(ctx)
 	m := mod.Manifest()
 	settings := cfg.PluginSettings(m.Name)
-	sum := sha256.Sum256(data)
-	digest := hex.EncodeToString(sum[:])
 	problems := checkSettlement(ctx, e, rt, cfg, abs, digest, m)
 	if !settings.Enabled {
 		fmt.Fprintf(e.stdout, "%s: plugin %s is disabled in the configuration (checked anyway)\n", path, m.Name)
@@ -283,7 +281,8 @@ func checkSettlement(ctx context.Context, e *env, rt *plugin.Runtime, cfg *confi
 		if err != nil {
 			continue
 		}
-		mod, err := registry.WasmLoader(rt).Compile(ctx, path, data)
+		digest := digestOf(data)
+		mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, probeSettings(cfg, path, digest))
 		if err != nil {
 			continue // serve would not load it either
 		}
@@ -293,8 +292,7 @@ func checkSettlement(ctx context.Context, e *env, rt *plugin.Runtime, cfg *confi
 			target = path // the version this file would replace
 			continue
 		}
-		sum := sha256.Sum256(data)
-		cands = append(cands, registry.Candidate{Path: path, Digest: hex.EncodeToString(sum[:]), Manifest: om})
+		cands = append(cands, registry.Candidate{Path: path, Digest: digest, Manifest: om})
 	}
 	switch b := cfg.PluginSettings(m.Name).Binding; {
 	case target != "":
@@ -352,4 +350,16 @@ func countList(ctx context.Context, set *catalog.Set, kind catalog.ListKind) (in
 		cursor = *page.NextCursor
 	}
 	return n, fmt.Errorf("more than 10000 pages")
+}
+
+// digestOf is the lowercase hex sha256 of a plugin file.
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// probeSettings are the settings the file's first instance runs under, as
+// in serve.
+func probeSettings(cfg *config.Config, path, digest string) config.Plugin {
+	return cfg.ProbeSettings(cfg.Bindings().BoundName(path, digest))
 }

@@ -78,11 +78,8 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	fail := func(format string, args ...any) error {
 		return &Error{Plugin: src, Class: ClassInstantiate, Err: fmt.Errorf(format, args...)}
 	}
-	engine := cfg.Engine
-	if engine == "" {
-		engine = r.engineName
-	}
-	cm, err := m.compiledFor(ctx, engineKey{name: engine, pages: cfg.Limits.MemoryPages, fuel: cfg.Limits.Fuel})
+	key := r.keyFor(cfg)
+	cm, err := m.compiledFor(ctx, key)
 	if err != nil {
 		return nil, fail("%w", err)
 	}
@@ -91,7 +88,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		mod:     m,
 		cm:      cm,
 		cfg:     cfg,
-		engine:  engine,
+		engine:  key.name,
 		name:    src,
 		log:     r.log.With("plugin", src),
 		obs:     r.obs,

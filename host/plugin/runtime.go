@@ -229,10 +229,22 @@ type Module struct {
 }
 
 // Compile decodes a plugin file, checks it against the compile limits and
-// the ABI's exports and imports, then compiles it, using and filling the
-// compilation cache. A file refused by the checks costs a decode, never
-// a compile.
+// the ABI's exports and imports, then compiles it for the runtime's engine
+// and the default limits, using and filling the compilation cache. A file
+// refused by the checks costs a decode, never a compile.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
+	return r.CompileFor(ctx, wasm, Config{})
+}
+
+// CompileFor is Compile for the engine and memory limit of cfg, those of
+// the Load that follows: a module whose memory starts above the default
+// limit compiles under a configuration that allows it, and is compiled
+// once.
+func (r *Runtime) CompileFor(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	if err := precheck(wasm, r.cfg.Compile, r.funcs); err != nil {
 		return nil, err
 	}
@@ -243,10 +255,20 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 		digest:   hex.EncodeToString(sum[:]),
 		compiled: make(map[engineKey]CompiledModule),
 	}
-	if _, err := m.compiledFor(ctx, engineKey{name: r.engineName, pages: DefaultMemoryPages}); err != nil {
+	if _, err := m.compiledFor(ctx, r.keyFor(cfg)); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// keyFor names the compilation that runs a plugin configured as cfg
+// (after withDefaults).
+func (r *Runtime) keyFor(cfg Config) engineKey {
+	engine := cfg.Engine
+	if engine == "" {
+		engine = r.engineName
+	}
+	return engineKey{name: engine, pages: cfg.Limits.MemoryPages, fuel: cfg.Limits.Fuel}
 }
 
 // Digest is the sha256 (hex) of the module's bytes.

@@ -12,11 +12,13 @@ import (
 // Loader compiles plugin files. The Wasm runtime implements it through a
 // thin adapter; tests use native providers.
 type Loader interface {
-	// Compile compiles a plugin file and reads its manifest, without
-	// granting it anything. path names the file in errors, which wrap
-	// plugin.ErrHost when the failure is the host's rather than the
-	// file's (the server is not ready while one lasts).
-	Compile(ctx context.Context, path string, data []byte) (Module, error)
+	// Compile compiles a plugin file and reads its manifest, running its
+	// initialization and describe under probe's limits and engine
+	// (config.Config.ProbeSettings) without granting it anything. path
+	// names the file in errors, which wrap plugin.ErrHost when the failure
+	// is the host's rather than the file's (the server is not ready while
+	// one lasts).
+	Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error)
 }
 
 // Module is a compiled plugin file. One Module may back several Plugins

@@ -438,7 +438,7 @@ func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Conf
 		r.log.Info("plugin disabled by the configuration; not compiled", "file", f.path, "plugin", name)
 		return nil, true
 	}
-	mod, err := r.opts.Loader.Compile(ctx, f.path, data)
+	mod, err := r.opts.Loader.Compile(ctx, f.path, data, cfg.ProbeSettings(name))
 	if err != nil {
 		if !r.unchanged(f.path, st) {
 			return nil, false // still being written: not yet

@@ -41,7 +41,7 @@ type nativeLoader struct {
 	closed    atomic.Int64
 }
 
-func (l *nativeLoader) Compile(_ context.Context, path string, data []byte) (Module, error) {
+func (l *nativeLoader) Compile(_ context.Context, path string, data []byte, _ config.Plugin) (Module, error) {
 	l.compiles.Add(1)
 	var s spec
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -479,7 +479,7 @@ type overlapLoader struct {
 	peak     int
 }
 
-func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte) (Module, error) {
+func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error) {
 	l.mu.Lock()
 	l.inFlight++
 	l.peak = max(l.peak, l.inFlight)
@@ -495,7 +495,7 @@ func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte) (
 		l.inFlight--
 		l.mu.Unlock()
 	}()
-	return l.nativeLoader.Compile(ctx, path, data)
+	return l.nativeLoader.Compile(ctx, path, data, probe)
 }
 
 // TestLoadsFilesInParallel: a directory of many plugins, some broken, is

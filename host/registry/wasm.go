@@ -16,13 +16,15 @@ func WasmLoader(rt *plugin.Runtime) Loader { return wasmLoader{rt} }
 type wasmLoader struct{ rt *plugin.Runtime }
 
 // Compile compiles the file (through the runtime's cache) and loads it once
-// with no grants to read its manifest.
-func (l wasmLoader) Compile(ctx context.Context, path string, data []byte) (Module, error) {
-	m, err := l.rt.Compile(ctx, data)
+// under probe's limits and engine, with no grants, to read its manifest.
+func (l wasmLoader) Compile(ctx context.Context, path string, data []byte, settings config.Plugin) (Module, error) {
+	pc := PluginConfig(path, "", settings) // the name is what describe tells
+	pc.PoolSize, pc.Grants = 1, plugin.Grants{}
+	m, err := l.rt.CompileFor(ctx, data, pc)
 	if err != nil {
 		return nil, err
 	}
-	probe, err := l.rt.Load(ctx, m, plugin.Config{Source: path, PoolSize: 1})
+	probe, err := l.rt.Load(ctx, m, pc)
 	if err != nil {
 		_ = m.Close(ctx)
 		return nil, err
