@@ -528,22 +528,42 @@ func (d *Decoder) Mismatch(field, want string) {
 }
 
 // memberName reads a member name and its colon; the name is decoded if
-// it had escapes.
+// it had escapes. Names are short and plain as a rule: those are read
+// with a byte loop, others by str.
 func (d *Decoder) memberName() []byte {
 	if d.Peek() != '"' {
 		d.fail("expected a member name")
 		return nil
 	}
-	k := d.str()
+	b := d.b
+	start := d.i + 1
+	i := start
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	var key []byte
+	if i < len(b) && b[i] == '"' {
+		key, d.i = b[start:i], i+1
+	} else {
+		k := d.str()
+		if d.err != nil {
+			return nil
+		}
+		key = k.Raw[1 : len(k.Raw)-1]
+		if k.esc {
+			key = []byte(k.String())
+		}
+	}
+	if d.i < len(b) && b[d.i] == ':' {
+		d.i++
+		return key
+	}
 	if d.Peek() != ':' {
 		d.fail("expected ':'")
 		return nil
 	}
 	d.i++
-	if k.esc {
-		return []byte(k.String())
-	}
-	return k.Raw[1 : len(k.Raw)-1]
+	return key
 }
 
 // seenNames remembers the names of an object's members that are not
