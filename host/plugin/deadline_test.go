@@ -25,3 +25,21 @@ func TestDeadlineAfterSleep(t *testing.T) {
 		}
 	}
 }
+
+// TestSleepWakesAtDeadline: a guest sleeping an hour through WASI is
+// stopped at its deadline as a timeout, on every engine (wasmtime's own
+// poll_oneoff would sleep the hour). The bound is a liveness bound.
+func TestSleepWakesAtDeadline(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	const timeout = 100 * time.Millisecond
+	p := e.load(t, "sleeper", Config{PoolSize: 1, Limits: Limits{Timeout: timeout, FailureThreshold: 1000}})
+	start := time.Now()
+	_, err := invoke(p, context.Background(), abi.OpReadResource, []byte(`h`))
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Class != ClassTimeout {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > timeout+stopBound {
+		t.Errorf("returned after %v with a %v deadline", d, timeout)
+	}
+}

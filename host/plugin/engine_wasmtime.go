@@ -115,6 +115,10 @@ func (b *wasmtimeBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engi
 	if err := linker.FuncNew("wasi_snapshot_preview1", "fd_write", fdWriteType, wtFdWrite); err != nil {
 		return nil, fmt.Errorf("plugin: wasi fd_write: %w", err)
 	}
+	// And its sleep wakes at the call's deadline (engine_wasmtime_poll.go).
+	if err := linker.FuncNew("wasi_snapshot_preview1", "poll_oneoff", fdWriteType, wtPollOneoff); err != nil {
+		return nil, fmt.Errorf("plugin: wasi poll_oneoff: %w", err)
+	}
 	if cfg.HostModule != "" {
 		for _, hf := range cfg.HostFuncs {
 			ty := wasmtime.NewFuncType(toWtTypes(hf.Sig.Params), toWtTypes(hf.Sig.Results))

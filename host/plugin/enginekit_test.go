@@ -79,6 +79,7 @@ var engineKit = []struct {
 	{"ResponseLimitRaised", TestResponseLimitRaised, true},
 	{"CallerCancelIsNotAFailure", TestCallerCancelIsNotAFailure, true},
 	{"DeadlineAfterSleep", TestDeadlineAfterSleep, true},
+	{"SleepWakesAtDeadline", TestSleepWakesAtDeadline, true},
 	{"ZeroLengthAnyPointer", TestZeroLengthAnyPointer, true},
 	{"SetResultOutsideCall", TestSetResultOutsideCall, true},
 	{"CancelWithoutDeadline", kitCancelWithoutDeadline, false},
