@@ -2,7 +2,7 @@
 # conformance.sh: judge corral with the official MCP conformance suite
 # (@modelcontextprotocol/conformance 0.2.0-alpha.12, run by `make conformance`).
 #
-#   interop/conformance.sh                      start bin/corral with the conformance plugin and judge it
+#   interop/conformance.sh                      start bin/corral twice (configured, then with no config) and judge both
 #   interop/conformance.sh --url URL            judge a server already listening at URL (both eras)
 #   interop/conformance.sh --url-2026 URL --url-2025 URL   one endpoint per era
 #   interop/conformance.sh --expected-dir DIR   read expected-failures-<rev>.yml from DIR
@@ -16,8 +16,16 @@
 # interop/conformance/expected-failures-<rev>.yml. Results go under
 # build/conformance/<rev>/ (one checks.json per scenario), the suite's output
 # to build/conformance/<rev>.txt and the server's log to
-# build/conformance/server.log. It exits 1 on any unexpected failure or stale
-# baseline entry, 2 on bad usage.
+# build/conformance/server.log.
+#
+# Then it judges the server an operator gets with no configuration at all:
+# `bin/corral serve --plugins DIR2` over a copy of every bundled plugin
+# (build/plugins/*.wasm: conformance, files, issues), nothing granted. That
+# run must pass as the configured one does except for the checks that
+# exercise a capability nobody granted, listed with the grant each needs in
+# interop/conformance/expected-failures-noconfig-<rev>.yml; its results go
+# under build/conformance/noconfig/. It exits 1 on any unexpected failure or
+# stale baseline entry in either run, 2 on bad usage.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +37,7 @@ out=$root/build/conformance
 declare -A url=()
 
 usage() {
-	sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -53,8 +61,8 @@ suite=$root/interop/.peers/node_modules/@modelcontextprotocol/conformance/dist/i
 
 mkdir -p "$out"
 server_pid=""
-plugin_dir=""
-cleanup() {
+tmp_dirs=()
+stop_server() {
 	if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
 		kill -TERM "$server_pid" 2>/dev/null || true
 		for _ in $(seq 50); do
@@ -64,50 +72,49 @@ cleanup() {
 		kill -KILL "$server_pid" 2>/dev/null || true
 		wait "$server_pid" 2>/dev/null || true
 	fi
-	[[ -z $plugin_dir ]] || rm -rf "$plugin_dir"
+	server_pid=""
+}
+cleanup() {
+	stop_server
+	((${#tmp_dirs[@]} == 0)) || rm -rf "${tmp_dirs[@]}"
 }
 trap cleanup EXIT
 
-if ((${#url[@]} == 0)); then
-	bin=${CORRAL_BIN:-$root/bin/corral}
-	wasm=$root/build/plugins/conformance.wasm
-	for f in "$bin" "$wasm"; do
-		[[ -e $f ]] || die "$f is missing: run \`make build plugins\` first"
-	done
-	plugin_dir=$(mktemp -d "${TMPDIR:-/tmp}/corral-conformance-XXXXXX")
-	cp "$wasm" "$plugin_dir/"
-	# Backdate the copy: corral loads a plugin file only once it has been
-	# unchanged for a debounce interval, and the suite judges the protocol,
-	# not start-up timing (interop's TestReadyzMeansLoaded judges that).
-	touch -d '1 minute ago' "$plugin_dir/conformance.wasm"
-	# The fixtures send log messages and list_changed notifications: grant
-	# them log and notify (nothing is granted by default).
-	cat >"$plugin_dir/corral.yaml" <<-'YAML'
-		plugin:
-		  conformance:
-		    grants:
-		      log: true
-		      notify: true
-	YAML
-	# A free loopback port, from the kernel; retried below if it is taken
-	# before corral binds it.
-	free_port() {
-		"$node" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-	}
-	# ready URL -> 0 once /readyz answers 200 (or 404: no /readyz, but the
-	# listener is up), 1 otherwise.
-	ready() {
-		"$node" -e '
-			fetch(process.argv[1], {signal: AbortSignal.timeout(1000)})
-				.then(r => process.exit(r.status === 200 || r.status === 404 ? 0 : 1))
-				.catch(() => process.exit(1))' "$1"
-	}
-	started=""
+# A free loopback port, from the kernel; retried below if it is taken
+# before corral binds it.
+free_port() {
+	"$node" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+# ready URL -> 0 once /readyz answers 200 (or 404: no /readyz, but the
+# listener is up), 1 otherwise.
+ready() {
+	"$node" -e '
+		fetch(process.argv[1], {signal: AbortSignal.timeout(1000)})
+			.then(r => process.exit(r.status === 200 || r.status === 404 ? 0 : 1))
+			.catch(() => process.exit(1))' "$1"
+}
+
+# plugin_dir FILE... sets dir to a new temporary plugin folder holding
+# copies of FILE..., backdated: corral loads a plugin file only once it has
+# been unchanged for a debounce interval, and the suite judges the protocol,
+# not start-up timing (interop's TestReadyzMeansLoaded judges that).
+plugin_dir() {
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/corral-conformance-XXXXXX")
+	tmp_dirs+=("$dir")
+	cp "$@" "$dir/"
+	touch -d '1 minute ago' "$dir"/*.wasm
+}
+
+# start_corral LOG ARGS... starts `bin/corral serve ARGS... --http ADDR` on a
+# free port, waits for /readyz and sets addr and server_pid.
+start_corral() {
+	local logfile=$1 started="" port attempt
+	shift
 	for attempt in 1 2 3; do
 		port=$(free_port)
 		addr=127.0.0.1:$port
-		log "starting bin/corral serve --config $plugin_dir/corral.yaml --plugins $plugin_dir --http $addr (log: build/conformance/server.log)"
-		"$bin" serve --config "$plugin_dir/corral.yaml" --plugins "$plugin_dir" --http "$addr" --log-level debug </dev/null >"$out/server.log" 2>&1 &
+		log "starting bin/corral serve $* --http $addr (log: ${logfile#"$root/"})"
+		"$bin" serve "$@" --http "$addr" --log-level debug </dev/null >"$logfile" 2>&1 &
 		server_pid=$!
 		for _ in $(seq 200); do # up to ~20 s
 			if ! kill -0 "$server_pid" 2>/dev/null; then
@@ -119,72 +126,115 @@ if ((${#url[@]} == 0)); then
 			fi
 			sleep 0.1
 		done
-		[[ -z $started ]] || break
+		[[ -z $started ]] || return 0
 		if kill -0 "$server_pid" 2>/dev/null; then
-			cleanup
-			die "corral did not become ready on $addr within 20 s; log: $(tail -n 20 "$out/server.log")"
+			stop_server
+			die "corral did not become ready on $addr within 20 s; log: $(tail -n 20 "$logfile")"
 		fi
 		wait "$server_pid" 2>/dev/null || true
 		server_pid=""
-		grep -q 'address already in use' "$out/server.log" || die "corral exited during start-up:
-$(tail -n 40 "$out/server.log")"
+		grep -q 'address already in use' "$logfile" || die "corral exited during start-up:
+$(tail -n 40 "$logfile")"
 		log "port $port was taken; retrying ($attempt)"
 	done
-	[[ -n $started ]] || die "could not start corral"
-	url[2026-07-28]=http://$addr/mcp
-	url[2025-11-25]=http://$addr/mcp
-fi
+	die "could not start corral"
+}
 
-log "suite $("$node" "$suite" --version) on node $("$node" --version)"
 failed=()
 declare -A summary=()
-for rev in "${revisions[@]}"; do
-	target=${url[$rev]:-}
-	if [[ -z $target ]]; then
-		log "no URL for $rev: skipped"
-		summary[$rev]="skipped (no URL)"
-		continue
-	fi
-	baseline=$expected_dir/expected-failures-$rev.yml
-	[[ -f $baseline ]] || die "missing baseline $baseline"
-	rm -rf "${out:?}/$rev"
-	log "running --requirements $rev against $target"
-	set +e
-	"$node" "$suite" server --url "$target" --requirements "$rev" \
-		--expected-failures "$baseline" -o "$out/$rev" >"$out/$rev.txt" 2>&1
-	rc=$?
-	set -e
-	# Strip colours for the summary and the saved log.
-	sed -i 's/\x1b\[[0-9;]*m//g' "$out/$rev.txt"
-	total=$(grep -E '^Total: ' "$out/$rev.txt" | tail -n 1 || true)
-	# The suite lists no expected failures when the baseline check passes:
-	# count the failing scenarios instead (each must be in the baseline).
-	expected=$(grep -c '^✗ ' "$out/$rev.txt" || true)
-	stale=$(sed -n '/^Stale baseline entries/,/^$/p' "$out/$rev.txt" | grep '^  ✓ ' || true)
-	unexpected=$(sed -n '/^Unexpected failures (not in baseline):/,/^$/p' "$out/$rev.txt" | grep '^  ✗ ' || true)
-	summary[$rev]="${total:-no total} | $expected failing scenario(s), each in the baseline unless listed below"
-	if ((rc != 0)); then
-		failed+=("$rev")
-		summary[$rev]+=" | FAILED (exit $rc)"
-		[[ -z $unexpected ]] || summary[$rev]+=$'\n    unexpected (fix corral, or baseline only if another open issue covers it):\n'"$unexpected"
-		[[ -z $stale ]] || summary[$rev]+=$'\n    stale (now passing: remove from the baseline):\n'"$stale"
-		if [[ -z $unexpected && -z $stale ]]; then
-			summary[$rev]+=$'\n'"$(tail -n 30 "$out/$rev.txt")"
+labels=()
+
+# judge LABEL DIR PREFIX runs the suite for every revision against
+# url[rev], writing under DIR and reading the baseline PREFIX<rev>.yml.
+judge() {
+	local label=$1 dir=$2 prefix=$3 rev target baseline rc total expected stale unexpected key
+	mkdir -p "$dir"
+	for rev in "${revisions[@]}"; do
+		key="$label $rev"
+		labels+=("$key")
+		target=${url[$rev]:-}
+		if [[ -z $target ]]; then
+			log "no URL for $rev: skipped"
+			summary[$key]="skipped (no URL)"
+			continue
 		fi
-	fi
-	if [[ -n $server_pid ]] && ! kill -0 "$server_pid" 2>/dev/null; then
-		summary[$rev]+=" | corral died during the run (see build/conformance/server.log)"
-		failed+=("$rev")
-		break
-	fi
-done
+		baseline=$prefix$rev.yml
+		[[ -f $baseline ]] || die "missing baseline $baseline"
+		rm -rf "${dir:?}/$rev"
+		log "$label: running --requirements $rev against $target (baseline ${baseline#"$root/"})"
+		set +e
+		"$node" "$suite" server --url "$target" --requirements "$rev" \
+			--expected-failures "$baseline" -o "$dir/$rev" >"$dir/$rev.txt" 2>&1
+		rc=$?
+		set -e
+		# Strip colours for the summary and the saved log.
+		sed -i 's/\x1b\[[0-9;]*m//g' "$dir/$rev.txt"
+		total=$(grep -E '^Total: ' "$dir/$rev.txt" | tail -n 1 || true)
+		# The suite lists no expected failures when the baseline check passes:
+		# count the failing scenarios instead (each must be in the baseline).
+		expected=$(grep -c '^✗ ' "$dir/$rev.txt" || true)
+		stale=$(sed -n '/^Stale baseline entries/,/^$/p' "$dir/$rev.txt" | grep '^  ✓ ' || true)
+		unexpected=$(sed -n '/^Unexpected failures (not in baseline):/,/^$/p' "$dir/$rev.txt" | grep '^  ✗ ' || true)
+		summary[$key]="${total:-no total} | $expected failing scenario(s), each in the baseline unless listed below"
+		if ((rc != 0)); then
+			failed+=("$key")
+			summary[$key]+=" | FAILED (exit $rc)"
+			[[ -z $unexpected ]] || summary[$key]+=$'\n    unexpected (fix corral, or baseline only if another open issue covers it):\n'"$unexpected"
+			[[ -z $stale ]] || summary[$key]+=$'\n    stale (now passing: remove from the baseline):\n'"$stale"
+			if [[ -z $unexpected && -z $stale ]]; then
+				summary[$key]+=$'\n'"$(tail -n 30 "$dir/$rev.txt")"
+			fi
+		fi
+		if [[ -n $server_pid ]] && ! kill -0 "$server_pid" 2>/dev/null; then
+			summary[$key]+=" | corral died during the run (see its server.log)"
+			failed+=("$key")
+			break
+		fi
+	done
+}
+
+log "suite $("$node" "$suite" --version) on node $("$node" --version)"
+if ((${#url[@]})); then
+	judge given "$out" "$expected_dir/expected-failures-"
+else
+	bin=${CORRAL_BIN:-$root/bin/corral}
+	wasm=$root/build/plugins/conformance.wasm
+	for f in "$bin" "$wasm"; do
+		[[ -e $f ]] || die "$f is missing: run \`make build plugins\` first"
+	done
+
+	# 1. Configured: the conformance plugin alone, granted what its
+	# fixtures use (log messages, list_changed notifications; nothing is
+	# granted by default).
+	plugin_dir "$wasm"
+	cat >"$dir/corral.yaml" <<-'YAML'
+		plugin:
+		  conformance:
+		    grants:
+		      log: true
+		      notify: true
+	YAML
+	start_corral "$out/server.log" --config "$dir/corral.yaml" --plugins "$dir"
+	url[2026-07-28]=http://$addr/mcp
+	url[2025-11-25]=http://$addr/mcp
+	judge configured "$out" "$expected_dir/expected-failures-"
+	stop_server
+
+	# 2. No configuration: every bundled plugin, nothing granted.
+	plugin_dir "$root"/build/plugins/*.wasm
+	mkdir -p "$out/noconfig"
+	start_corral "$out/noconfig/server.log" --plugins "$dir"
+	url[2026-07-28]=http://$addr/mcp
+	url[2025-11-25]=http://$addr/mcp
+	judge no-config "$out/noconfig" "$expected_dir/expected-failures-noconfig-"
+fi
 
 echo
 echo "=== conformance summary (@modelcontextprotocol/conformance 0.2.0-alpha.12) ==="
-for rev in "${revisions[@]}"; do
-	printf '%s: %s\n' "$rev" "${summary[$rev]:-not run}"
+for key in "${labels[@]}"; do
+	printf '%s: %s\n' "$key" "${summary[$key]:-not run}"
 done
-echo "details: build/conformance/<revision>.txt and build/conformance/<revision>/*/checks.json"
+echo "details: build/conformance/[noconfig/]<revision>.txt and build/conformance/[noconfig/]<revision>/*/checks.json"
 if ((${#failed[@]})); then
 	echo "FAIL: ${failed[*]}"
 	exit 1
