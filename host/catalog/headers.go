@@ -26,8 +26,9 @@ type ParamHeader struct {
 // it returns nil and false, as for one that does not exist: its headers
 // must not be checked, or the check would tell p that the tool exists.
 func (s *Set) ToolParamHeaders(p abi.Principal, name string) ([]ParamHeader, bool) {
+	v := s.view(p) // taken for a missing tool too: hidden costs what missing does
 	pr, ok := s.tools[name]
-	if !ok || !s.view(p).Tool(pr.name, name) {
+	if !ok || !v.Tool(pr.name, name) {
 		return nil, false
 	}
 	return s.toolHeaders[name], true

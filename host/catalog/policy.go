@@ -26,7 +26,9 @@ type View interface {
 	Plugin(name string) bool
 	// Resource judges a concrete URI served by plugin; scheme is
 	// lowercased and template is the plugin's template the URI matches,
-	// "" when none.
+	// "" when none. A template only narrows: what is refused with
+	// template "" must be refused with any template, since the Set asks
+	// with "" first and refuses the URI before matching its templates.
 	Resource(plugin, scheme, template, uri string) bool
 	// Template judges a URI template (as declared) of plugin.
 	Template(plugin, scheme, template string) bool
@@ -71,11 +73,12 @@ func uriVisible(v View, pr *provider, uri string) bool {
 	if _, all := v.(allowAll); all {
 		return true // without a policy, no template to look up
 	}
-	raw := ""
-	if t, _ := pr.matchTemplate(uri); t != nil {
-		raw = t.raw
+	scheme := schemeOf(uri)
+	if !v.Resource(pr.name, scheme, "", uri) {
+		return false // a template only narrows: no need to match one
 	}
-	return v.Resource(pr.name, schemeOf(uri), raw, uri)
+	t, _ := pr.matchTemplate(uri)
+	return t == nil || v.Resource(pr.name, scheme, t.raw, uri)
 }
 
 // templateVisible reports whether v may see template t.
