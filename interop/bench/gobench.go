@@ -15,7 +15,9 @@ import (
 
 // goBench runs `go test -run ^$ -bench pattern -count count pkg` in dir and
 // returns every benchmark's ns/op values by name (the -N GOMAXPROCS suffix
-// removed). The raw output is saved to logs/NAME.txt.
+// removed), and the values of its other metrics by name, a space and the
+// unit ("BenchmarkHidden/read hidden/missing"). The raw output is saved to
+// logs/NAME.txt.
 func goBench(ctx context.Context, o options, name, dir, pkg, pattern string, count int, extra ...string) (map[string][]float64, error) {
 	args := append([]string{"test", "-run", "^$", "-bench", pattern, "-benchmem", "-count", strconv.Itoa(count)}, extra...)
 	args = append(args, pkg)
@@ -39,12 +41,16 @@ func goBench(ctx context.Context, o options, name, dir, pkg, pattern string, cou
 		if i := strings.LastIndex(bench, "-"); i > 0 {
 			bench = bench[:i]
 		}
-		for i := 2; i+1 < len(f); i++ {
-			if f[i+1] == "ns/op" {
-				if v, err := strconv.ParseFloat(f[i], 64); err == nil {
-					res[bench] = append(res[bench], v)
-				}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				continue
 			}
+			key := bench
+			if f[i+1] != "ns/op" {
+				key += " " + f[i+1]
+			}
+			res[key] = append(res[key], v)
 		}
 	}
 	if len(res) == 0 {
@@ -110,5 +116,33 @@ func rowPool(ctx context.Context, o options, t *table) error {
 	t.note(fmt.Sprintf("One call at a time on a warm instance (BenchmarkFixtureCall): read %s, prompts/get %s, completion %s.",
 		fmtDur(nsDur(median(r["BenchmarkFixtureCall/read"]))), fmtDur(nsDur(median(r["BenchmarkFixtureCall/prompt"]))),
 		fmtDur(nsDur(median(r["BenchmarkFixtureCall/complete"])))))
+	return nil
+}
+
+// rowHidden is row 8: anything hidden answers like something missing, in
+// time as in bytes (issue 13 item 5). cmd/corral-bench BenchmarkHidden
+// serves, through the in-process stack with a policy, a request for
+// something hidden from the caller and the same request for something
+// missing, alternately in one loop, and reports the median of each.
+func rowHidden(ctx context.Context, o options, t *table) error {
+	r, err := goBench(ctx, o, "hidden", o.root, "./cmd/corral-bench", "^BenchmarkHidden$", o.reps, "-benchtime", "10000x")
+	if err != nil {
+		return err
+	}
+	t.section("8. Hidden answers like missing, in time (in-process stack, a policy; medians)",
+		"probe", "missing", "hidden", "hidden ÷ missing (target ≈ control)")
+	for _, p := range []struct{ name, label string }{
+		{"read", "`resources/read`: a scheme of a hidden plugin (4 templates) vs an unserved scheme"},
+		{"prompt", "`prompts/get`: a hidden prompt vs an unknown one"},
+		{"tool", "`tools/call`: a hidden tool vs an unknown one"},
+		{"complete", "`completion/complete`: a hidden template vs an unknown one"},
+		{"control", "control: two unknown prompts"},
+	} {
+		k := "BenchmarkHidden/" + p.name
+		t.row(p.label, fmt.Sprintf("%.2f µs", median(r[k+" missing-ns/op"])/1e3), fmt.Sprintf("%.2f µs", median(r[k+" hidden-ns/op"])/1e3),
+			fmt.Sprintf("%.3f×", median(r[k+" hidden/missing"])))
+	}
+	t.note("Each benchmark iteration serves one hidden and one missing request in alternating order and times only `ServeHTTP`; " +
+		"the control pair measures the method's own error. Both answers are the same bytes (`cmd/corral: TestHiddenAnswersAsMissing`).")
 	return nil
 }
