@@ -165,10 +165,15 @@ func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (cat
 		return catalog.Result{}, classify(ctx, cctx), err
 	}
 	// A guest woken from a sleep at its deadline may answer before any
-	// interrupt check runs (and wasmtime's sleep does not wake at all):
-	// whatever it answered, a call that ends past its deadline failed.
+	// interrupt check runs (wazero's flag and wasmtime's epochs are read
+	// only by wasm code): whatever it answered, a call that ends past its
+	// deadline failed.
 	if expired(cctx) {
-		return catalog.Result{}, classify(ctx, cctx), fmt.Errorf("%s returned after its deadline: %w", abi.ExportCall, context.DeadlineExceeded)
+		cause := cctx.Err()
+		if cause == nil { // the deadline passed; its timer has not fired yet
+			cause = context.DeadlineExceeded
+		}
+		return catalog.Result{}, classify(ctx, cctx), fmt.Errorf("%s returned after its deadline: %w", abi.ExportCall, cause)
 	}
 	if !st.resultSet {
 		return catalog.Result{}, ClassBadOutput, fmt.Errorf("%s returned without calling %s", abi.ExportCall, abi.FuncSetResult)
