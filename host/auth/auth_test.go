@@ -297,6 +297,39 @@ func TestPolicyRulesDoNotCombine(t *testing.T) {
 	}
 }
 
+// TestTemplateOnlyNarrows: what a view refuses with no template it
+// refuses with every template, as catalog.View requires (the catalog asks
+// without a template first and refuses a URI before matching any).
+func TestTemplateOnlyNarrows(t *testing.T) {
+	pol, err := NewPolicy([]Rule{
+		{Principals: []string{"*"}, Plugins: []string{"issues"}, Schemes: []string{"issues"}, Resources: []string{"issues://7*"}},
+		{Principals: []string{"*"}, Plugins: []string{"issues"}, Templates: []string{"issues://{number}"}, Resources: []string{"issues://1*"}},
+		{Principals: []string{"*"}, Plugins: []string{"files"}, Templates: []string{"!"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := pol.View(abi.Principal{ID: "x"})
+	visible := 0
+	for _, plugin := range []string{"issues", "files", "other"} {
+		for _, scheme := range []string{"issues", "repo", "file"} {
+			for _, uri := range []string{"issues://7", "issues://12", "repo://a/b/issues/7", "file:///doc", "issues://9"} {
+				for _, tmpl := range []string{"issues://{number}", "repo://{owner}/{repo}/issues/{number}", "file:///{+path}"} {
+					if v.Resource(plugin, scheme, tmpl, uri) {
+						visible++
+						if !v.Resource(plugin, scheme, "", uri) {
+							t.Errorf("Resource(%s, %s, %s, %s) is visible with the template, hidden without", plugin, scheme, tmpl, uri)
+						}
+					}
+				}
+			}
+		}
+	}
+	if visible == 0 {
+		t.Fatal("nothing visible: the test checks nothing")
+	}
+}
+
 func TestLimiter(t *testing.T) {
 	now := time.Unix(1000, 0)
 	l := NewLimiter(1, 2)
