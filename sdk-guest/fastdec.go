@@ -17,6 +17,12 @@ import (
 // null, an unknown or differently cased key, a non-empty raw object — makes
 // them give up, and the caller decodes with encoding/json as before, so the
 // result is always the same as json.Unmarshal's.
+//
+// Re-measured with the host's interrupt flag (no exit to the host per check):
+// the fixture plugin built without this path took 211 µs instead of 131 µs
+// per prompt call and 134 µs instead of 102 µs per read (host/plugin
+// BenchmarkFixtureCall, medians of six alternating runs, loaded machine).
+// Remove it when a guest built without it is within a few per cent.
 
 // lexer reads the plain request shape; ok turns false at the first thing
 // it does not handle.
