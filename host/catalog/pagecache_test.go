@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/corral-mcp/corral/abi"
@@ -60,5 +61,35 @@ func TestPageCacheBounded(t *testing.T) {
 	nilCache.put(a, nil, nil, "")
 	if _, ok := nilCache.get(a); ok {
 		t.Error("a nil cache kept a page")
+	}
+}
+
+// TestPageCacheHammer: many lists at once put and get pages of a small
+// cache (run with -race); it stays within its budget and consistent.
+func TestPageCacheHammer(t *testing.T) {
+	c := NewPageCache(4 << 10)
+	pr := &provider{Provider: &rawProvider{}, name: "p", pageName: "p\x00"}
+	item := json.RawMessage(`{"uri":"p://x","name":"x"}`)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				k := newPageKey(pr, abi.Principal{ID: fmt.Sprint((w*7 + i) % 50)}, "")
+				if i%3 == 0 {
+					c.put(k, []json.RawMessage{item}, []string{"p://x"}, "")
+				} else if pg, ok := c.get(k); ok && (len(pg.items) != 1 || pg.uris[0] != "p://x") {
+					t.Errorf("page %v is torn", pg)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.size > c.max || c.order.Len() != len(c.pages) {
+		t.Errorf("size %d of %d, %d pages in order and %d in the map", c.size, c.max, c.order.Len(), len(c.pages))
 	}
 }
