@@ -198,6 +198,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 			ListBudget: cfg.Catalog.ListBudget, Pages: pageCache(cfg.Catalog.ListCacheBytes),
 			Logger: log, ListSkipped: m.ListSkipped},
 		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
+		CompileWorkers: cfg.Plugins.Compile.Workers, CompileTimeout: cfg.Plugins.Compile.Timeout,
 		Logger: log, Observer: m, Progress: progress,
 		OnChange: func(ev registry.Event) {
 			log.Info("plugin lists changed", "generation", ev.Generation,

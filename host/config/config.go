@@ -157,6 +157,11 @@ type Compile struct {
 	MaxFunctionBytes int    `koanf:"maxFunctionBytes"` // one function body
 	MaxNesting       int    `koanf:"maxNesting"`       // blocks nested in one function
 	MaxLocals        uint64 `koanf:"maxLocals"`        // locals of one function
+	// Timeout is the wall-clock budget of one compile: a compile still
+	// running then is abandoned and the file refused.
+	Timeout time.Duration `koanf:"timeout"`
+	// Workers is how many compiles run at once (0: one per CPU).
+	Workers int `koanf:"workers"`
 }
 
 // Plugin is the operator's settings for one plugin, by manifest name.
@@ -287,6 +292,8 @@ func defaults() map[string]any {
 		"plugins.compile.maxFunctionBytes": 0,
 		"plugins.compile.maxNesting":       0,
 		"plugins.compile.maxLocals":        0,
+		"plugins.compile.timeout":          "0s",
+		"plugins.compile.workers":          0,
 
 		"http.maxListensPerClient":  1024,
 		"http.maxSessions":          1024,

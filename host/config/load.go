@@ -236,7 +236,7 @@ var schema = []string{
 	"catalog.pageSize", "catalog.cursorKey", "catalog.listBudget", "catalog.listCacheBytes",
 	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
 	"plugins.compile.maxFileBytes", "plugins.compile.maxFunctions", "plugins.compile.maxFunctionBytes",
-	"plugins.compile.maxNesting", "plugins.compile.maxLocals",
+	"plugins.compile.maxNesting", "plugins.compile.maxLocals", "plugins.compile.timeout", "plugins.compile.workers",
 	"plugin.*.enabled", "plugin.*.file", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",

@@ -124,10 +124,14 @@ func validate(cfg *Config) []problem {
 	for key, v := range map[string]int{
 		"maxFileBytes": cfg.Plugins.Compile.MaxFileBytes, "maxFunctions": cfg.Plugins.Compile.MaxFunctions,
 		"maxFunctionBytes": cfg.Plugins.Compile.MaxFunctionBytes, "maxNesting": cfg.Plugins.Compile.MaxNesting,
+		"workers": cfg.Plugins.Compile.Workers,
 	} {
 		if v < 0 {
 			bad("plugins.compile."+key, "must not be negative (0 is the default), got %d", v)
 		}
+	}
+	if d := cfg.Plugins.Compile.Timeout; d < 0 || (d > 0 && d < 100*time.Millisecond) {
+		bad("plugins.compile.timeout", "must be 0 (the default) or at least 100ms, got %v", d)
 	}
 	if !slices.Contains(engines, cfg.Plugins.Engine) {
 		bad("plugins.engine", "unknown engine %q (known: %s)", cfg.Plugins.Engine, strings.Join(engines, ", "))

@@ -2,8 +2,6 @@ package registry
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,10 +53,21 @@ type Options struct {
 	// OnChange is called after every swap that added, removed or replaced
 	// a plugin, from the goroutine that scanned, once the scan is over.
 	OnChange func(Event)
-	// Progress, when set, is called as files are compiled during a scan:
-	// done of total files processed.
+	// Progress, when set, is called as the files a scan started compiling
+	// are done: done of total.
 	Progress func(done, total int)
+	// CompileWorkers bounds the compiles that run at once (default: one
+	// per CPU). CompileTimeout is the wall-clock budget of one compile
+	// (default 60s): a compile still running then is abandoned and the
+	// file refused.
+	CompileWorkers int
+	CompileTimeout time.Duration
 }
+
+// DefaultCompileTimeout is the wall-clock budget of one compile when
+// Options.CompileTimeout is not set: the bundled Go guests compile in
+// 1–2 s on an idle machine and about 10 s on a loaded 2-CPU one.
+const DefaultCompileTimeout = 60 * time.Second
 
 // Observer receives the registry's metrics. Implementations must be safe
 // for concurrent use and must not block.
@@ -94,17 +103,22 @@ type Registry struct {
 	ready    atomic.Bool
 	hostFail atomic.Pointer[string] // why a file fails for a host reason; nil when none does
 
-	mu      sync.Mutex // serializes scans; guards the fields below
-	files   map[string]*file
-	serving map[string]*loaded // path → version in the current Set
-	held    map[string]*loaded // path → compiled version kept out by settlement
+	pool *compilePool
+	jobs sync.WaitGroup // compile jobs not yet applied
+
+	mu          sync.Mutex // serializes scans and the outcomes of compiles; guards the fields below
+	files       map[string]*file
+	inflight    map[string]*compileJob // path → the file's compile in progress
+	fresh       map[string]*loaded     // path → version compiled since the last settlement
+	scanPending bool                   // the last scan found a file still changing
+	serving     map[string]*loaded     // path → version in the current Set
+	held        map[string]*loaded     // path → compiled version kept out by settlement
 	// settledWith is the configuration of the last settlement: a scan
-	// that loads nothing, removes nothing and has the same one skips it.
+	// that starts no compile, removes nothing and has the same one skips it.
 	settledWith *config.Config
 	last        reloadStatus
-	scanErrs    []error // failures of the scan in progress (appended under errMu while files load)
-	errMu       sync.Mutex
-	events      []Event // swaps of the scan in progress, emitted after it
+	scanErrs    []error // failures of the scan or compile outcome being applied
+	events      []Event // swaps of the scan or outcome being applied, emitted after it
 	closed      bool
 	drains      sync.WaitGroup
 }
@@ -167,19 +181,28 @@ func New(opts Options) (*Registry, error) {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
 	}
+	if opts.CompileWorkers <= 0 {
+		opts.CompileWorkers = runtime.GOMAXPROCS(0)
+	}
+	if opts.CompileTimeout <= 0 {
+		opts.CompileTimeout = DefaultCompileTimeout
+	}
 	empty, err := catalog.NewSet(nil, opts.SetOptions)
 	if err != nil {
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	r := &Registry{
-		opts:    opts,
-		log:     opts.Logger,
-		cat:     catalog.New(empty),
-		kick:    make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		files:   map[string]*file{},
-		serving: map[string]*loaded{},
-		held:    map[string]*loaded{},
+		opts:     opts,
+		log:      opts.Logger,
+		cat:      catalog.New(empty),
+		kick:     make(chan struct{}, 1),
+		closing:  make(chan struct{}),
+		files:    map[string]*file{},
+		inflight: map[string]*compileJob{},
+		fresh:    map[string]*loaded{},
+		pool:     newCompilePool(opts.CompileWorkers, opts.CompileTimeout),
+		serving:  map[string]*loaded{},
+		held:     map[string]*loaded{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -236,30 +259,49 @@ func (r *Registry) Trigger() {
 	}
 }
 
-// Scan reads the directory once and applies every settled change. It
-// reports whether some file is still changing (and needs another scan
-// after Debounce). Errors concern the directory itself; plugin failures
-// are in Status.
+// Scan reads the directory once, compiles every settled change and
+// applies each as soon as its compile is done, returning once all are
+// (a compile is bounded by Options.CompileTimeout). It reports whether
+// some file is still changing (and needs another scan after Debounce).
+// Errors concern the directory itself; plugin failures are in Status.
 func (r *Registry) Scan(ctx context.Context) (pending bool, err error) {
+	pending, jobs, err := r.startScan(ctx)
+	for _, j := range jobs {
+		<-j.done
+		pending = pending || !j.out.settled
+	}
+	return pending, err
+}
+
+// startScan reads the directory once, applies what needs no compile
+// (removed files, settings), and starts compiling the settled changes
+// without waiting for them.
+func (r *Registry) startScan(ctx context.Context) (pending bool, jobs []*compileJob, err error) {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return false, errors.New("registry: closed")
+		return false, nil, errors.New("registry: closed")
 	}
-	pending, err = r.scanLocked(ctx)
-	evs := r.events
-	r.events = nil
-	if !pending {
+	pending, jobs, err = r.scanLocked(ctx)
+	r.scanPending = pending
+	if !pending && len(r.inflight) == 0 {
 		r.ready.Store(true)
 	}
+	evs := r.events
+	r.events = nil
 	r.mu.Unlock()
-	// Outside the lock, so OnChange may call Status.
+	r.emit(evs)
+	return pending, jobs, err
+}
+
+// emit passes events to OnChange, outside the lock, so OnChange may call
+// Status.
+func (r *Registry) emit(evs []Event) {
 	if r.opts.OnChange != nil {
 		for _, ev := range evs {
 			r.opts.OnChange(ev)
 		}
 	}
-	return pending, err
 }
 
 // Load scans until no file is still changing (or maxWait passes), for a
@@ -280,12 +322,12 @@ func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
 	}
 }
 
-func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
+func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) {
 	start := time.Now()
 	r.scanErrs = nil
 	entries, err := os.ReadDir(r.opts.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("registry: %w", err)
+		return false, nil, fmt.Errorf("registry: %w", err)
 	}
 	if err != nil {
 		// A directory removed as a whole is an accident (or a deploy
@@ -293,7 +335,7 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 		// last good set until it is back. An empty directory serves none.
 		if n := len(r.serving); n > 0 {
 			r.log.Warn("plugin directory is gone; the plugins loaded from it keep serving until it is back", "dir", r.opts.Dir, "plugins", n)
-			return false, nil
+			return false, nil, nil
 		}
 		r.log.Warn("plugin directory does not exist; serving no plugins", "dir", r.opts.Dir)
 	}
@@ -320,6 +362,10 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 			f = &file{path: path}
 			r.files[path] = f
 		}
+		if j := r.inflight[path]; j != nil {
+			j.stale = j.stale || j.st != st
+			continue // compiling; its outcome applies when it is done
+		}
 		if f.seen == st && !errors.Is(f.failure, plugin.ErrHost) {
 			f.pending = false
 			continue // a host failure is retried on every scan
@@ -327,28 +373,21 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 		todo = append(todo, path)
 	}
 	slices.Sort(todo)
-	var jobs []*loadJob
+	var jobs []*compileJob
 	for _, path := range todo {
 		f, st := r.files[path], present[path]
 		if time.Since(st.mtime) < r.opts.Debounce {
 			f.pending, pending = true, true
 			continue
 		}
-		jobs = append(jobs, &loadJob{f: f, st: st})
-	}
-	r.loadAll(ctx, jobs, cfg)
-	fresh := map[string]*loaded{} // path → newly compiled version
-	for _, j := range jobs {
-		if !j.settled {
-			j.f.pending, pending = true, true
-			continue
+		j := &compileJob{f: f, st: st, cfg: cfg, start: start, done: make(chan struct{})}
+		if cur := r.version(path); cur != nil {
+			j.cur = cur.digest
 		}
-		j.f.pending = false
-		if j.next != nil {
-			fresh[j.f.path] = j.next
-		}
+		f.pending = true
+		jobs = append(jobs, j)
 	}
-	changed := len(jobs) > 0 || cfg != r.settledWith
+	changed := cfg != r.settledWith || len(r.fresh) > 0 // new compiles settle when they land
 	for path := range r.files {
 		if _, ok := present[path]; !ok {
 			delete(r.files, path)
@@ -358,107 +397,41 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, error) {
 	if !changed {
 		// Same files, same configuration: the settlement stands.
 		r.report(len(r.scanErrs) > 0, start)
-		return pending, nil
+	} else {
+		// Removed files and settings changes apply now (unless a new
+		// file's claims are unknown); each compile's outcome when it is
+		// ready.
+		r.settleFreshLocked(ctx, start)
 	}
-	r.settledWith = cfg
-	r.settleLocked(ctx, cfg, fresh, start)
-	return pending, nil
-}
-
-// loadJob is one settled file to load during a scan, and its outcome.
-type loadJob struct {
-	f       *file
-	st      stamp
-	next    *loaded
-	settled bool
-}
-
-// loadAll loads the jobs, as many at a time as there are CPUs: compiling
-// is CPU-bound and every file is independent, so a directory of many
-// plugins is ready in a fraction of the time one compiler would take.
-// Each job touches only its own file; r.serving and r.held are only read
-// meanwhile.
-func (r *Registry) loadAll(ctx context.Context, jobs []*loadJob, cfg *config.Config) {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex // guards done and orders Progress calls
-		done int
-	)
+	if len(jobs) == 0 {
+		return pending, nil, nil
+	}
 	idx := cfg.Bindings()
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	prog := &progress{total: len(jobs), report: r.opts.Progress}
 	for _, j := range jobs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			j.next, j.settled = r.load(ctx, j.f, j.st, cfg, idx)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if r.opts.Progress != nil {
-				r.opts.Progress(done, len(jobs))
-			}
-		})
+		r.inflight[j.f.path] = j
+		r.jobs.Add(1)
+		j.prog, j.idx = prog, idx
+		go r.runJob(ctx, j)
 	}
-	wg.Wait()
+	return pending, jobs, nil
 }
 
-// load reads and compiles a changed file, without instantiating it: what
-// runs, and with which grants, is settled once every file is known. It
-// returns the new version (nil when the file failed, did not change or
-// was not compiled), and false when the file changed while it was being
-// read and must be retried later.
-func (r *Registry) load(ctx context.Context, f *file, st stamp, cfg *config.Config, idx *config.Bindings) (*loaded, bool) {
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false
-		}
-		r.fail(f, st, fmt.Errorf("%w: read: %w", plugin.ErrHost, err))
-		return nil, true
+// progress counts the jobs of one scan for Options.Progress.
+type progress struct {
+	mu     sync.Mutex
+	done   int
+	total  int
+	report func(done, total int)
+}
+
+func (p *progress) step() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done++
+	if p.report != nil {
+		p.report(p.done, p.total)
 	}
-	if !r.unchanged(f.path, st) {
-		return nil, false
-	}
-	sum := sha256.Sum256(data)
-	digest := hex.EncodeToString(sum[:])
-	f.skipped, f.digest = "", digest
-	if cur := r.version(f.path); cur != nil && cur.digest == digest {
-		// Touched, not changed: settlement applies any settings change.
-		f.seen, f.failure = st, nil
-		return nil, true
-	}
-	// The binding, from the path and digest alone, before compiling.
-	name, err := preBind(cfg, idx, f.path, digest)
-	if err != nil {
-		r.fail(f, st, err)
-		return nil, true
-	}
-	if name != "" && !cfg.PluginSettings(name).Enabled {
-		f.seen, f.failure, f.skipped = st, nil, name
-		r.log.Info("plugin disabled by the configuration; not compiled", "file", f.path, "plugin", name)
-		return nil, true
-	}
-	mod, err := r.opts.Loader.Compile(ctx, f.path, data, cfg.ProbeSettings(name))
-	if err != nil {
-		if !r.unchanged(f.path, st) {
-			return nil, false // still being written: not yet
-		}
-		r.fail(f, st, fmt.Errorf("compile: %w", err))
-		return nil, true
-	}
-	m := mod.Manifest()
-	if _, err := bindCheck(cfg, idx, f.path, digest, m.Name); err != nil {
-		_ = mod.Close(ctx)
-		r.fail(f, st, err)
-		return nil, true
-	}
-	if _, err := catalog.NewSet([]catalog.Provider{manifestOnly{m}}, catalog.Options{}); err != nil {
-		_ = mod.Close(ctx)
-		r.fail(f, st, fmt.Errorf("plugin %s: %w", m.Name, err))
-		return nil, true
-	}
-	f.seen, f.failure = st, nil
-	return &loaded{path: f.path, digest: digest, module: mod, manifest: m}, true
 }
 
 // version returns the compiled version of path the registry holds, serving
@@ -470,19 +443,6 @@ func (r *Registry) version(path string) *loaded {
 	return r.held[path]
 }
 
-// manifestOnly is a provider known by its manifest alone, to check a
-// manifest's claims on their own before anything runs.
-type manifestOnly struct{ m *abi.Manifest }
-
-func (p manifestOnly) Manifest() *abi.Manifest    { return p.m }
-func (p manifestOnly) Digest() string             { return "" }
-func (p manifestOnly) RejectOutput(abi.Op, error) {}
-func (p manifestOnly) Call(context.Context, catalog.Call) (catalog.Result, error) {
-	return catalog.Result{}, errors.New("registry: not instantiated")
-}
-
-var _ catalog.Provider = manifestOnly{}
-
 func (r *Registry) unchanged(path string, st stamp) bool {
 	fi, err := os.Stat(path)
 	return err == nil && (stamp{fi.Size(), fi.ModTime()}) == st
@@ -490,9 +450,7 @@ func (r *Registry) unchanged(path string, st stamp) bool {
 
 func (r *Registry) fail(f *file, st stamp, err error) {
 	f.seen, f.failure = st, err
-	r.errMu.Lock()
 	r.scanErrs = append(r.scanErrs, err)
-	r.errMu.Unlock()
 	r.log.Error("plugin not loaded; the previous version (if any) keeps serving", "file", f.path, "err", err)
 }
 
@@ -853,7 +811,7 @@ func (r *Registry) Run(ctx context.Context) error {
 		case <-tick:
 			timer.Reset(0)
 		case <-timer.C:
-			pending, err := r.Scan(ctx)
+			pending, _, err := r.startScan(ctx)
 			if err != nil {
 				r.log.Error("plugin directory scan failed", "dir", r.opts.Dir, "err", err)
 			}
@@ -872,8 +830,15 @@ func (r *Registry) Close(ctx context.Context) error {
 		close(r.closing)
 	}
 	r.closed = true
+	r.mu.Unlock()
+	r.jobs.Wait() // quick: closing stops their compiles
+	r.mu.Lock()
 	serving := r.serving
 	r.serving = map[string]*loaded{}
+	for _, l := range r.fresh {
+		_ = l.module.Close(ctx)
+	}
+	r.fresh = map[string]*loaded{}
 	r.mu.Unlock()
 	r.drains.Wait()
 	var errs []error

@@ -1,0 +1,280 @@
+package registry
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/plugin"
+)
+
+// compilePool bounds the compiles that burn CPU at once. A compile that
+// outlives the budget is abandoned: wazero cannot interrupt a compile
+// inside one function, so its goroutine runs on and its result is
+// discarded. An abandoned compile gives its slot back while fewer than
+// the pool's size of them are still running, so a few slow files never
+// hold up the rest; past that it keeps its slot, so the CPU they burn
+// stays bounded (at most twice the pool's size of compiles at once).
+type compilePool struct {
+	slots     chan struct{}
+	abandoned chan struct{}
+	budget    time.Duration
+}
+
+func newCompilePool(workers int, budget time.Duration) *compilePool {
+	return &compilePool{
+		slots:     make(chan struct{}, workers),
+		abandoned: make(chan struct{}, workers),
+		budget:    budget,
+	}
+}
+
+// errBudget is the cause of a compile abandoned at the budget.
+var errBudget = errors.New("compile abandoned")
+
+// compile runs l.Compile (with probe's settings) in a slot, for at most
+// the budget. It gives up
+// early when ctx is done or stop is closed (the registry closing).
+func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loader, path string, data []byte, probe config.Plugin) (Module, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-stop:
+		return nil, errors.New("registry: closed")
+	}
+	type result struct {
+		m   Module
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// An abandoned compile may outlive the runtime it compiles for
+		// (closed at shutdown), which wazero answers with a panic.
+		defer func() {
+			if v := recover(); v != nil {
+				done <- result{err: fmt.Errorf("compile panicked: %v", v)}
+			}
+		}()
+		m, err := l.Compile(ctx, path, data, probe)
+		done <- result{m, err}
+	}()
+	t := time.NewTimer(p.budget)
+	defer t.Stop()
+	var why error
+	select {
+	case res := <-done:
+		<-p.slots
+		return res.m, res.err
+	case <-t.C:
+		why = fmt.Errorf("%w after %v (plugins.compile.timeout)", errBudget, p.budget)
+	case <-ctx.Done():
+		why = ctx.Err()
+	case <-stop:
+		why = errors.New("registry: closed")
+	}
+	release := func() { <-p.slots }
+	select {
+	case p.abandoned <- struct{}{}:
+		<-p.slots
+		release = func() { <-p.abandoned }
+	default: // as many abandoned as slots: this one keeps its slot
+	}
+	go func() {
+		defer release()
+		if res := <-done; res.m != nil {
+			_ = res.m.Close(context.Background())
+		}
+	}()
+	return nil, why
+}
+
+// compileJob is one settled file being read and compiled, off the scan:
+// its outcome is applied (settled with the rest) as soon as it is ready
+// and no new file's claims are still unknown.
+type compileJob struct {
+	f     *file
+	st    stamp
+	cur   string           // digest of the version the registry holds for the file, "" if none (unknown claims)
+	cfg   *config.Config   // the configuration the scan saw
+	idx   *config.Bindings // its bindings
+	start time.Time
+	stale bool // the file changed again while the job ran: scan again after it
+	// unknown: the registry holds no version of the file, so what it will
+	// claim is unknown until the job is done (see finishLocked).
+	done chan struct{} // closed once the outcome is applied
+	out  outcome
+	prog *progress
+}
+
+// outcome is what reading and compiling a file gave.
+type outcome struct {
+	settled bool   // false: the file changed or vanished while read; retry later
+	digest  string // of the content read
+	touched bool   // same content as the version held: nothing to compile
+	skipped string // the plugin whose binding disables the content: not compiled
+	err     error  // why the content fails to load
+	next    *loaded
+}
+
+// load reads and compiles the job's file, without instantiating it: what
+// runs, and with which grants, is settled once the outcome is applied. It
+// touches no registry state, so it runs without the registry's lock.
+func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
+	path, st, cfg := j.f.path, j.st, j.cfg
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return outcome{}
+		}
+		return outcome{settled: true, err: fmt.Errorf("%w: read: %w", plugin.ErrHost, err)}
+	}
+	if !r.unchanged(path, st) {
+		return outcome{}
+	}
+	sum := sha256.Sum256(data)
+	o := outcome{settled: true, digest: hex.EncodeToString(sum[:])}
+	if j.cur == o.digest {
+		// Touched, not changed: settlement applies any settings change.
+		o.touched = true
+		return o
+	}
+	// The binding, from the path and digest alone, before compiling.
+	name, err := preBind(cfg, j.idx, path, o.digest)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	if name != "" && !cfg.PluginSettings(name).Enabled {
+		o.skipped = name
+		return o
+	}
+	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, cfg.ProbeSettings(name))
+	if err != nil {
+		if !r.unchanged(path, st) {
+			return outcome{} // still being written: not yet
+		}
+		o.err = fmt.Errorf("compile: %w", err)
+		return o
+	}
+	m := mod.Manifest()
+	if _, err := bindCheck(cfg, j.idx, path, o.digest, m.Name); err != nil {
+		_ = mod.Close(ctx)
+		o.err = err
+		return o
+	}
+	if _, err := catalog.NewSet([]catalog.Provider{manifestOnly{m}}, catalog.Options{}); err != nil {
+		_ = mod.Close(ctx)
+		o.err = fmt.Errorf("plugin %s: %w", m.Name, err)
+		return o
+	}
+	o.next = &loaded{path: path, digest: o.digest, module: mod, manifest: m}
+	return o
+}
+
+// runJob loads the job's file, then applies the outcome: the file's state,
+// and a settlement of every file with the new version among them.
+func (r *Registry) runJob(ctx context.Context, j *compileJob) {
+	defer r.jobs.Done()
+	defer close(j.done)
+	o := r.load(ctx, j)
+	r.mu.Lock()
+	evs := r.finishLocked(ctx, j, o)
+	r.mu.Unlock()
+	r.emit(evs)
+	if j.prog != nil {
+		j.prog.step()
+	}
+}
+
+// finishLocked applies a job's outcome and returns the events to emit.
+func (r *Registry) finishLocked(ctx context.Context, j *compileJob, o outcome) []Event {
+	j.out = o
+	f := j.f
+	if r.inflight[f.path] == j {
+		delete(r.inflight, f.path)
+	}
+	if r.closed || r.files[f.path] != f {
+		// Closed, or the file went away meanwhile.
+		if o.next != nil {
+			_ = o.next.module.Close(ctx)
+		}
+		return nil
+	}
+	if j.stale || !o.settled {
+		f.pending = !o.settled
+		r.Trigger()
+	}
+	if !o.settled {
+		return nil
+	}
+	f.pending = false
+	r.scanErrs = nil
+	f.digest, f.skipped = o.digest, o.skipped
+	switch {
+	case o.err != nil:
+		r.fail(f, j.st, o.err)
+	default:
+		f.seen, f.failure = j.st, nil
+		if o.skipped != "" {
+			r.log.Info("plugin disabled by the configuration; not compiled", "file", f.path, "plugin", o.skipped)
+		}
+	}
+	if o.next != nil {
+		r.fresh[f.path] = o.next
+	}
+	r.settleFreshLocked(ctx, j.start)
+	if len(r.inflight) == 0 && !r.scanPending {
+		r.ready.Store(true)
+	}
+	evs := r.events
+	r.events = nil
+	return evs
+}
+
+// settleFreshLocked settles the files with the versions compiled since
+// the last settlement, unless a file whose claims are still unknown (a
+// new file, compiling) could contest them: settling without it could
+// start a claimant with grants or a scheme that the newcomer's arrival
+// takes away again, so no load timing decides who owns anything. Such a
+// compile lasts at most Options.CompileTimeout, and a file refused before
+// compiling (plugins.compile limits) settles at once.
+func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
+	for _, j := range r.inflight {
+		if j.cur == "" {
+			return
+		}
+	}
+	fresh := r.fresh
+	r.fresh = map[string]*loaded{}
+	for path, l := range fresh {
+		if f := r.files[path]; f == nil || f.digest != l.digest {
+			_ = l.module.Close(ctx) // removed or changed again meanwhile
+			delete(fresh, path)
+		}
+	}
+	cfg := r.cfg.Load()
+	r.settledWith = cfg
+	r.settleLocked(ctx, cfg, fresh, start)
+}
+
+// manifestOnly is a provider known by its manifest alone, to check a
+// manifest's claims on their own before anything runs.
+type manifestOnly struct{ m *abi.Manifest }
+
+func (p manifestOnly) Manifest() *abi.Manifest    { return p.m }
+func (p manifestOnly) Digest() string             { return "" }
+func (p manifestOnly) RejectOutput(abi.Op, error) {}
+func (p manifestOnly) Call(context.Context, catalog.Call) (catalog.Result, error) {
+	return catalog.Result{}, errors.New("registry: not instantiated")
+}
+
+var _ catalog.Provider = manifestOnly{}
