@@ -13,6 +13,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/plugin/plugintest"
 )
 
 // TestKVFlood: one call storing 10,000 keys is stopped by the kv quota;
@@ -219,6 +220,33 @@ func BenchmarkNeighbourUnderAttack(b *testing.B) {
 			b.ReportMetric(float64(n), "attacks")
 		})
 	}
+	// A compile bomb dropped into the directory, again and again: 80,000
+	// nested blocks, refused from its decoded shape before any compile.
+	b.Run("compile-bomb", func(b *testing.B) {
+		bomb := plugintest.Bomb(80_000)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		var n int
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if m, err := rt.Compile(ctx, bomb); err == nil {
+					m.Close(ctx)
+					b.Error("the bomb compiled")
+				}
+				n++
+			}
+		})
+		time.Sleep(20 * time.Millisecond) // let the attack start
+		b.ResetTimer()
+		lat := goodLatencies(b, good, b.N)
+		b.StopTimer()
+		cancel()
+		wg.Wait()
+		b.ReportMetric(float64(percentile(lat, 0.5).Microseconds()), "p50-µs")
+		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+		b.ReportMetric(float64(percentile(lat, 0.99))/float64(base), "p99-ratio")
+		b.ReportMetric(float64(n), "attacks")
+	})
 }
 
 func TestRefillBackoff(t *testing.T) {

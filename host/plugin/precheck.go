@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/corral-mcp/corral/host/plugin/internal/interrupt"
@@ -59,7 +60,10 @@ func precheck(wasm []byte, l CompileLimits, hostFuncs []HostFunc) error {
 	if len(wasm) > l.MaxFileBytes {
 		return fmt.Errorf("file of %d bytes exceeds plugins.compile.maxFileBytes (%d)", len(wasm), l.MaxFileBytes)
 	}
-	sh, err := interrupt.Measure(wasm)
+	sh, err := interrupt.Measure(wasm, l.MaxNesting)
+	if errors.Is(err, interrupt.ErrTooDeep) {
+		return fmt.Errorf("blocks nested more than %d deep exceed plugins.compile.maxNesting (%d)", l.MaxNesting, l.MaxNesting)
+	}
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
@@ -68,8 +72,6 @@ func precheck(wasm []byte, l CompileLimits, hostFuncs []HostFunc) error {
 		return fmt.Errorf("%d functions exceed plugins.compile.maxFunctions (%d)", sh.Functions, l.MaxFunctions)
 	case sh.MaxBodyBytes > l.MaxFunctionBytes:
 		return fmt.Errorf("a function body of %d bytes exceeds plugins.compile.maxFunctionBytes (%d)", sh.MaxBodyBytes, l.MaxFunctionBytes)
-	case sh.MaxDepth > l.MaxNesting:
-		return fmt.Errorf("blocks nested %d deep exceed plugins.compile.maxNesting (%d)", sh.MaxDepth, l.MaxNesting)
 	case sh.MaxLocals > l.MaxLocals:
 		return fmt.Errorf("a function with %d locals exceeds plugins.compile.maxLocals (%d)", sh.MaxLocals, l.MaxLocals)
 	}

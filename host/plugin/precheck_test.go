@@ -24,7 +24,7 @@ func TestCompileRefusesBeforeCompiling(t *testing.T) {
 		limits CompileLimits
 		want   string
 	}{
-		{"80,000 nested blocks", plugintest.Bomb(80_000), CompileLimits{}, "blocks nested 80000 deep exceed plugins.compile.maxNesting (1024)"},
+		{"80,000 nested blocks", plugintest.Bomb(80_000), CompileLimits{}, "blocks nested more than 1024 deep exceed plugins.compile.maxNesting (1024)"},
 		{"no corral exports", fixture(t, "noexport"), CompileLimits{}, "missing export corral_call (i32, i32) -> (i32)"},
 		{"file size", good, CompileLimits{MaxFileBytes: 100}, "exceeds plugins.compile.maxFileBytes (100)"},
 		{"function count", good, CompileLimits{MaxFunctions: 2}, "functions exceed plugins.compile.maxFunctions (2)"},

@@ -10,6 +10,8 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/plugin"
+	"github.com/corral-mcp/corral/host/plugin/plugintest"
 )
 
 // BenchmarkScanUnchanged is the cost of a safety-net rescan of a directory
@@ -104,5 +106,76 @@ func BenchmarkSettle(b *testing.B) {
 		if refused := Settle(cfg, cands); len(refused) != 1 {
 			b.Fatalf("%d refused, want 1", len(refused))
 		}
+	}
+}
+
+// BenchmarkReadyWithBomb is the time from start to ready of a directory of
+// two good plugins (testdata/wat good and caps, real wazero runtime), on
+// its own ("baseline") and with a compile bomb of 80,000 nested blocks
+// beside them ("bomb"). delay-ms is the difference: the readiness delay a
+// bomb costs the other plugins (issue 12 asks for under 1 s).
+//
+//	go test -run '^$' -bench ReadyWithBomb -benchtime 20x ./host/registry
+func BenchmarkReadyWithBomb(b *testing.B) {
+	ctx := context.Background()
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(ctx) })
+	files := map[string][]byte{}
+	for _, name := range []string{"good", "caps"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "wat", name+".wasm"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		files[name+".wasm"] = data
+	}
+	ready := func(b *testing.B, extra map[string][]byte) time.Duration {
+		dir := b.TempDir()
+		old := time.Now().Add(-time.Minute)
+		for name, data := range files {
+			os.WriteFile(filepath.Join(dir, name), data, 0o644)
+			os.Chtimes(filepath.Join(dir, name), old, old)
+		}
+		for name, data := range extra {
+			os.WriteFile(filepath.Join(dir, name), data, 0o644)
+			os.Chtimes(filepath.Join(dir, name), old, old)
+		}
+		start := time.Now()
+		r, err := New(Options{Dir: dir, Loader: WasmLoader(rt)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Load(ctx, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		if n := len(r.Catalog().Current().Providers()); n != 2 || !r.Ready() {
+			b.Fatalf("%d plugins serving, ready %v", n, r.Ready())
+		}
+		r.Close(ctx)
+		return d
+	}
+	var base time.Duration
+	for _, bc := range []struct {
+		name  string
+		extra map[string][]byte
+	}{
+		{"baseline", nil},
+		{"bomb", map[string][]byte{"bomb.wasm": plugintest.Bomb(80_000)}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				total += ready(b, bc.extra)
+			}
+			mean := total / time.Duration(b.N)
+			if bc.extra == nil {
+				base = mean
+			}
+			b.ReportMetric(float64(mean.Microseconds())/1000, "ready-ms")
+			b.ReportMetric(float64((mean-base).Microseconds())/1000, "delay-ms")
+		})
 	}
 }

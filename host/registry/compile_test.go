@@ -174,7 +174,7 @@ func TestBombDroppedThenGoodPlugin(t *testing.T) {
 	writeRaw(t, dir, "caps.wasm", fixture("caps"))
 	eventually(t, "caps served after the bomb", func() bool { return fileState(r, "caps.wasm").State == StateServing })
 	st := fileState(r, "bomb.wasm")
-	if st.State != StateFailed || !strings.Contains(st.Error, "blocks nested 80000 deep exceed plugins.compile.maxNesting") {
+	if st.State != StateFailed || !strings.Contains(st.Error, "blocks nested more than 1024 deep exceed plugins.compile.maxNesting") {
 		t.Errorf("bomb.wasm: %+v, want refused for its nesting", st)
 	}
 	if st := fileState(r, "good.wasm"); st.State != StateServing {

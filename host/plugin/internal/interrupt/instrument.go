@@ -143,6 +143,8 @@ type module struct {
 	start         uint32
 	check         []byte // the instructions inserted (checkCode)
 	info          Info
+	measure       bool // Measure: decode and measure, write nothing
+	maxDepth      int  // Measure: refuse nesting deeper than this (0: no limit)
 }
 
 // Instrument returns the rewritten module. It refuses a module it cannot
@@ -165,12 +167,29 @@ func Instrument(wasm []byte) ([]byte, Info, error) {
 	return out, m.info, nil
 }
 
-// Measure decodes wasm as Instrument does and returns its shape, without
-// keeping the rewrite: the first, cheap gate before a compile. It refuses
-// what Instrument refuses.
-func Measure(wasm []byte) (Shape, error) {
-	_, info, err := Instrument(wasm)
-	return info.Shape, err
+// ErrTooDeep is the cause of Measure's refusal of a function nested
+// deeper than its maxDepth.
+var ErrTooDeep = errors.New("blocks nested too deep")
+
+// Measure decodes wasm as Instrument does, without rewriting it, and
+// returns its shape: the first, cheap gate before a compile. It refuses
+// what Instrument refuses and, when maxDepth is not 0, stops at the first
+// block nested deeper than maxDepth, with an error wrapping ErrTooDeep.
+func Measure(wasm []byte, maxDepth int) (Shape, error) {
+	m := &module{measure: true, maxDepth: maxDepth}
+	if err := m.split(wasm); err != nil {
+		return Shape{}, fmt.Errorf("interrupt: %w", err)
+	}
+	if err := m.scan(); err != nil {
+		return Shape{}, fmt.Errorf("interrupt: %w", err)
+	}
+	if b := m.find(secCode); b != nil {
+		m.inCode = true
+		if _, err := m.code(nil, b); err != nil {
+			return Shape{}, fmt.Errorf("interrupt: code section: %w", err)
+		}
+	}
+	return m.info.Shape, nil
 }
 
 var header = []byte{0x00, 'a', 's', 'm', 0x01, 0x00, 0x00, 0x00}
@@ -832,8 +851,10 @@ func (m *module) code(out, b []byte) ([]byte, error) {
 			return nil, fmt.Errorf("function %d: %w", fn, err)
 		}
 		m.info.Shape.MaxBodyBytes = max(m.info.Shape.MaxBodyBytes, len(in))
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+		if !m.measure {
+			out = appendU32(out, uint32(len(body)))
+			out = append(out, body...)
+		}
 		m.info.Functions++
 		m.info.Shape.Functions++
 	}
@@ -868,8 +889,10 @@ func (m *module) body(out, b []byte) ([]byte, error) {
 	}
 	sh := &m.info.Shape
 	sh.MaxLocals = max(sh.MaxLocals, locals)
-	out = append(out, b[:r.pos]...)
-	out = append(out, m.check...)
+	if !m.measure {
+		out = append(out, b[:r.pos]...)
+		out = append(out, m.check...)
+	}
 	last := r.pos
 	for depth := 1; depth > 0; {
 		at := r.pos
@@ -883,15 +906,23 @@ func (m *module) body(out, b []byte) ([]byte, error) {
 		}
 		depth += d
 		sh.MaxDepth = max(sh.MaxDepth, depth-1)
+		if m.maxDepth > 0 && depth-1 > m.maxDepth {
+			return nil, fmt.Errorf("offset %#x: %w: more than %d", at, ErrTooDeep, m.maxDepth)
+		}
 		if loop {
-			out = append(out, b[last:r.pos]...)
-			out = append(out, m.check...)
-			last = r.pos
 			m.info.Loops++
+			if !m.measure {
+				out = append(out, b[last:r.pos]...)
+				out = append(out, m.check...)
+				last = r.pos
+			}
 		}
 	}
 	if !r.done() {
 		return nil, fmt.Errorf("%d bytes after the body's end", len(b)-r.pos)
+	}
+	if m.measure {
+		return nil, nil
 	}
 	return append(out, b[last:]...), nil
 }

@@ -1,6 +1,7 @@
 package interrupt
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,7 +18,7 @@ func TestMeasure(t *testing.T) {
 			(i32.const 0))
 		(func $g (local i32))
 		(global (export "g") i32 (i32.const 0)))`)
-	got, err := Measure(wasm)
+	got, err := Measure(wasm, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +33,26 @@ func TestMeasure(t *testing.T) {
 			{Name: "g", Kind: KindGlobal},
 		},
 	}
+	if got.MaxBodyBytes == 0 {
+		t.Error("MaxBodyBytes = 0")
+	}
 	got.MaxBodyBytes = 0 // depends on the encoder
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shape (-want +got):\n%s", diff)
+	}
+	if _, err := Measure(wasm, 3); err != nil {
+		t.Errorf("Measure(depth limit 3) = %v", err)
+	}
+	if _, err := Measure(wasm, 2); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("Measure(depth limit 2) = %v, want ErrTooDeep", err)
+	}
+	// Measuring agrees with the rewrite.
+	_, info, err := Instrument(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Shape.MaxBodyBytes = 0
+	if diff := cmp.Diff(want, info.Shape); diff != "" {
+		t.Errorf("Instrument's shape (-want +got):\n%s", diff)
 	}
 }
