@@ -170,14 +170,20 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, 
 		if buf == nil { // allocated for a page that has an item to keep
 			buf = make([]byte, 0, len(res.Body))
 			items = make([]json.RawMessage, 0, len(lr.Resources)-i)
-			uris = make([]string, 0, len(lr.Resources)-i)
+			if s.opts.Pages != nil {
+				uris = make([]string, 0, len(lr.Resources)-i)
+			}
 		}
 		start := len(buf)
 		buf = lr.Resources[i].appendTo(buf)
 		items = append(items, buf[start:len(buf):len(buf)])
-		uris = append(uris, uri)
+		if s.opts.Pages != nil {
+			uris = append(uris, uri)
+		}
 	}
-	s.opts.Pages.put(newPageKey(pr, r.Principal, cursor), items, uris, next)
+	if s.opts.Pages != nil {
+		s.opts.Pages.put(newPageKey(pr, r.Principal, cursor), items, uris, next)
+	}
 	return items, next, nil
 }
 
@@ -186,6 +192,9 @@ func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, 
 // since). Without one, the listing moves past pr: its later pages cannot
 // be reached without this one.
 func (s *Set) fallback(pr *provider, p abi.Principal, v View, cursor string, room int) ([]json.RawMessage, string, bool) {
+	if s.opts.Pages == nil {
+		return nil, "", false
+	}
 	pg, ok := s.opts.Pages.get(newPageKey(pr, p, cursor))
 	if !ok || len(pg.items) > room {
 		return nil, "", false
