@@ -478,15 +478,13 @@ func (d jdec) completeResult(r *abi.CompleteResult) error {
 			switch i {
 			case 0:
 				c.Values = slice(d, c.Values, "values", func(v *string) {
-					d.Peek()
-					start := d.Offset()
-					var s jstr
-					switch d.string(&s, "values"); {
-					case s.Raw == nil: // null: as it was
+					switch s := d.String("values"); {
+					case !s.Present(): // null: as it was
 					case s.Escaped():
 						*v = s.String()
-					default:
-						*v = all[start+1 : d.Offset()-1]
+					default: // a slice of the one copy: the literal just read
+						end := d.Offset() - 1
+						*v = all[end-len(s.Raw)+2 : end]
 					}
 				})
 			case 1:
