@@ -20,10 +20,16 @@ type served struct {
 // startServe starts the binary with args plus --http and waits for /readyz.
 func startServe(t *testing.T, args ...string) served {
 	t.Helper()
+	return startServeEnv(t, []string{"CORRAL_PLUGINS_CACHE_DIR=" + filepath.Join(repoRoot, "build", "cache")}, args...)
+}
+
+// startServeEnv is startServe with env added to the environment.
+func startServeEnv(t *testing.T, env []string, args ...string) served {
+	t.Helper()
 	bin := corralBinary(t)
 	addr := freeAddr(t)
 	cmd := exec.Command(bin, append([]string{"serve", "--http", addr}, args...)...)
-	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
+	cmd.Env = append(os.Environ(), env...)
 	logs := &syncBuf{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

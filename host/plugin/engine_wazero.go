@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -103,11 +102,22 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 		return nil, err
 	}
 	cm, err := e.r.CompileModule(ctx, instrumented)
-	if err != nil && e.b.dir != "" && corruptCacheEntry(err) {
-		if rerr := e.b.replaceEntry(ctx, instrumented); rerr != nil {
-			return nil, fmt.Errorf("%w: %w (replacing the entry: %w)", ErrHost, err, rerr)
+	if err != nil && e.b.dir != "" {
+		// A corrupt cache entry (truncated by a full disk, a bad copy)
+		// fails the compile, and wazero tells it from a bad module only by
+		// its error's text. A compile into a fresh cache tells them apart:
+		// if it succeeds, the cache was at fault, and its entry replaces
+		// the bad one.
+		modErr, hostErr := e.b.replaceEntry(ctx, instrumented)
+		switch {
+		case modErr != nil:
+			return nil, err // the module's own fault
+		case hostErr != nil:
+			return nil, fmt.Errorf("%w: %w (replacing the cache entry: %w)", ErrHost, err, hostErr)
 		}
-		cm, err = e.r.CompileModule(ctx, instrumented)
+		if cm, err = e.r.CompileModule(ctx, instrumented); err != nil {
+			return nil, fmt.Errorf("%w: compiles, but not through the cache: %w", ErrHost, err)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -115,45 +125,39 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 	return &wazeroModule{r: e.r, cm: cm}, nil
 }
 
-// corruptCacheEntry reports whether a compile failed reading the module's
-// compilation cache entry: wazero v1.12.0 prefixes every such error with
-// "compilationcache:" and has no other way to say it (TestEngineKit's
-// CorruptCache catches a release that changes this).
-func corruptCacheEntry(err error) bool {
-	return strings.Contains(err.Error(), "compilationcache:")
-}
-
 // replaceEntry compiles wasm into a fresh cache beside the real one and
 // moves the entry it wrote over the real cache's entry for wasm (wazero
 // names entries by a key it does not expose, and has no way to delete
 // one). The rename is atomic: a concurrent reader sees the old entry or
-// the new one.
-func (b *wazeroBackend) replaceEntry(ctx context.Context, wasm []byte) error {
+// the new one. modErr is the fresh compile's failure (the module's
+// fault); hostErr any other. An API in wazero to validate or evict one
+// entry would make this unnecessary (none in v1.12.0).
+func (b *wazeroBackend) replaceEntry(ctx context.Context, wasm []byte) (modErr, hostErr error) {
 	tmp, err := os.MkdirTemp(b.dir, ".recompile-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	c, err := wazero.NewCompilationCacheWithDir(tmp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(c))
-	_, err = r.CompileModule(ctx, wasm)
+	_, cerr := r.CompileModule(ctx, wasm)
 	_ = r.Close(ctx)
 	_ = c.Close(ctx)
-	if err != nil {
-		return err
+	if cerr != nil {
+		return cerr, nil
 	}
 	entries, err := filepath.Glob(filepath.Join(tmp, "*", "*"))
 	if err != nil || len(entries) != 1 {
-		return fmt.Errorf("want one fresh cache entry, found %d (%v)", len(entries), err)
+		return nil, fmt.Errorf("want one fresh cache entry, found %d (%v)", len(entries), err)
 	}
 	rel, err := filepath.Rel(tmp, entries[0])
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return os.Rename(entries[0], filepath.Join(b.dir, rel))
+	return nil, os.Rename(entries[0], filepath.Join(b.dir, rel))
 }
 
 func (e *wazeroEngine) Close(ctx context.Context) error { return e.r.Close(ctx) }
