@@ -82,7 +82,7 @@ func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine
 			return nil, fmt.Errorf("plugin: host module: %w", err)
 		}
 	}
-	return &wazeroEngine{r: r, b: b}, nil
+	return &wazeroEngine{r: r, b: b, rc: rc}, nil
 }
 
 func (b *wazeroBackend) Close(ctx context.Context) error {
@@ -90,8 +90,9 @@ func (b *wazeroBackend) Close(ctx context.Context) error {
 }
 
 type wazeroEngine struct {
-	r wazero.Runtime
-	b *wazeroBackend
+	r  wazero.Runtime
+	b  *wazeroBackend
+	rc wazero.RuntimeConfig // r's, to compile as r does
 }
 
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
@@ -108,7 +109,7 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 		// its error's text. A compile into a fresh cache tells them apart:
 		// if it succeeds, the cache was at fault, and its entry replaces
 		// the bad one.
-		modErr, hostErr := e.b.replaceEntry(ctx, instrumented)
+		modErr, hostErr := e.b.replaceEntry(ctx, e.rc, instrumented)
 		switch {
 		case modErr != nil:
 			return nil, err // the module's own fault
@@ -125,14 +126,14 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 	return &wazeroModule{r: e.r, cm: cm}, nil
 }
 
-// replaceEntry compiles wasm into a fresh cache beside the real one and
-// moves the entry it wrote over the real cache's entry for wasm (wazero
-// names entries by a key it does not expose, and has no way to delete
-// one). The rename is atomic: a concurrent reader sees the old entry or
+// replaceEntry compiles wasm as rc says, into a fresh cache beside the
+// real one, and moves the entry it wrote over the real cache's entry for
+// wasm (wazero names entries by a key it does not expose, and has no way
+// to delete one). The rename is atomic: a concurrent reader sees the old entry or
 // the new one. modErr is the fresh compile's failure (the module's
 // fault); hostErr any other. An API in wazero to validate or evict one
 // entry would make this unnecessary (none in v1.12.0).
-func (b *wazeroBackend) replaceEntry(ctx context.Context, wasm []byte) (modErr, hostErr error) {
+func (b *wazeroBackend) replaceEntry(ctx context.Context, rc wazero.RuntimeConfig, wasm []byte) (modErr, hostErr error) {
 	tmp, err := os.MkdirTemp(b.dir, ".recompile-")
 	if err != nil {
 		return nil, err
@@ -142,7 +143,7 @@ func (b *wazeroBackend) replaceEntry(ctx context.Context, wasm []byte) (modErr, 
 	if err != nil {
 		return nil, err
 	}
-	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(c))
+	r := wazero.NewRuntimeWithConfig(ctx, rc.WithCompilationCache(c))
 	_, cerr := r.CompileModule(ctx, wasm)
 	_ = r.Close(ctx)
 	_ = c.Close(ctx)

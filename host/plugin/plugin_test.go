@@ -447,6 +447,25 @@ func TestCorruptCompilationCache(t *testing.T) {
 	run("after the repair")
 }
 
+// TestEngineRefusalIsTheModules: with a cache directory, a module the
+// engine refuses (bigmem starts above the default memory limit) fails as
+// the module's fault, not the host's, and leaves no cache entry.
+func TestEngineRefusalIsTheModules(t *testing.T) {
+	dir := t.TempDir()
+	e := newEnv(t, RuntimeConfig{CacheDir: dir})
+	m, err := e.rt.Compile(context.Background(), fixture(t, "bigmem"))
+	if err == nil {
+		m.Close(context.Background())
+		t.Fatal("bigmem compiled under the default memory limit")
+	}
+	if errors.Is(err, ErrHost) {
+		t.Errorf("%v: a host failure, want the module's", err)
+	}
+	if n := len(cacheFiles(t, dir)); n != 0 {
+		t.Errorf("%d cache entries", n)
+	}
+}
+
 // cacheFiles returns the size of every regular file under dir.
 func cacheFiles(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
