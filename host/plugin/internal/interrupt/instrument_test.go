@@ -511,9 +511,18 @@ func FuzzInstrument(f *testing.F) {
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer r.Close(ctx)
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, _, err := Instrument(in)
+		out, info, err := Instrument(in)
+		// Measure is the same decoder without the rewrite: it refuses
+		// what Instrument refuses and measures the same shape.
+		sh, merr := Measure(in, 0)
+		if (err == nil) != (merr == nil) {
+			t.Fatalf("Instrument: %v; Measure: %v", err, merr)
+		}
 		if err != nil {
 			return
+		}
+		if diff := cmp.Diff(info.Shape, sh); diff != "" {
+			t.Fatalf("shapes differ (-Instrument +Measure):\n%s", diff)
 		}
 		if wazeroAccepts(r, out) && !wazeroAccepts(r, in) {
 			t.Fatal("wazero accepts the rewrite of a module it refuses")
