@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,6 +167,54 @@ func TestJWTCrit(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := a.Token(s)
+			if tt.want == "" {
+				if err != nil || got.ID != "alice" {
+					t.Fatalf("Token = %v, %v; want alice", got, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidToken) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Token = %v, %v; want ErrInvalidToken with %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestJWTRepeatedMembers: a validly signed token whose header or claims
+// set repeats a member (two "alg", two "sub", a repeated name deeper in)
+// is refused; encoding/json would keep the last one, so a gateway that
+// reads the first would authorize someone else.
+func TestJWTRepeatedMembers(t *testing.T) {
+	a, err := New(Options{JWT: &JWTConfig{HMACSecret: hmacSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+	hs := `{"alg":"HS256","typ":"JWT"}`
+	tests := []struct {
+		name           string
+		header, claims string
+		want           string // "" accepted as alice, else a piece of the error
+	}{
+		{"plain", hs, `{"sub":"alice","exp":` + exp + `}`, ""},
+		{"unknown members", `{"alg":"HS256","x":1}`, `{"sub":"alice","exp":` + exp + `,"Sub":"bob"}`, ""},
+		{"two sub", hs, `{"sub":"bob","sub":"alice","exp":` + exp + `}`, `claims: member "sub" is repeated`},
+		{"sub escaped", hs, `{"sub":"bob","\u0073ub":"alice","exp":` + exp + `}`, `claims: member "sub" is repeated`},
+		{"two exp", hs, `{"sub":"alice","exp":1,"exp":` + exp + `}`, `claims: member "exp" is repeated`},
+		{"nested", hs, `{"sub":"alice","exp":` + exp + `,"cnf":{"k":1,"k":2}}`, `claims: member "k" is repeated`},
+		{"in an array", hs, `{"sub":"alice","exp":` + exp + `,"l":[{"k":1,"k":2}]}`, `claims: member "k" is repeated`},
+		{"two alg", `{"alg":"none","alg":"HS256"}`, `{"sub":"alice","exp":` + exp + `}`, `header: member "alg" is repeated`},
+		{"two kid", `{"alg":"HS256","kid":"a","kid":"b"}`, `{"sub":"alice","exp":` + exp + `}`, `header: member "kid" is repeated`},
+		{"invalid UTF-8", hs, `{"sub":"al` + "\xff" + `ice","exp":` + exp + `}`, "claims"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			signing := enc([]byte(tt.header)) + "." + enc([]byte(tt.claims))
+			mac, err := jwt.SigningMethodHS256.Sign(signing, hmacSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := a.Token(signing + "." + enc(mac))
 			if tt.want == "" {
 				if err != nil || got.ID != "alice" {
 					t.Fatalf("Token = %v, %v; want alice", got, err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -247,10 +248,51 @@ func pick[K any](keys map[string]K, kid string) (K, error) {
 	return zero, fmt.Errorf("auth: no key %q", kid)
 }
 
+// strictSegments refuses a token whose header or claims set repeats a
+// member name in any object, or is not valid UTF-8 JSON (RFC 7515 §4 and
+// RFC 7519 §4 let a parser refuse a repeated name, and the JWT library,
+// reading with encoding/json, would keep the last: a gateway reading the
+// first "sub" or "alg" and corral would disagree). A segment that is not
+// base64url is left to the parser, which refuses it.
+func strictSegments(token string) error {
+	parts := strings.SplitN(token, ".", 3)
+	if len(parts) != 3 {
+		return nil
+	}
+	for i, what := range [2]string{"header", "claims"} {
+		b, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			continue
+		}
+		d := jsonread.NewDecoder(b)
+		uniqueNames(d)
+		if err := d.End(); err != nil {
+			return fmt.Errorf("auth: jwt: %s: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// uniqueNames reads one value, refusing a repeated member name in any of
+// its objects.
+func uniqueNames(d *jsonread.Decoder) {
+	switch d.Peek() {
+	case '{':
+		d.Map("", func([]byte) { uniqueNames(d) })
+	case '[':
+		d.Array("", func() { uniqueNames(d) })
+	default:
+		d.Skip()
+	}
+}
+
 var errNoPrincipal = errors.New("auth: token names no principal")
 
 // verify checks token and returns its principal.
 func (v *jwtVerifier) verify(token string) (abi.Principal, error) {
+	if err := strictSegments(token); err != nil {
+		return abi.Principal{}, err
+	}
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.key); err != nil {
 		return abi.Principal{}, fmt.Errorf("auth: jwt: %w", err)
