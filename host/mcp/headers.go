@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 // HeaderParamPrefix starts the HTTP headers that mirror tool arguments
@@ -59,9 +60,19 @@ func checkParamHeaders(h http.Header, args json.RawMessage, params []catalog.Par
 	if len(params) == 0 {
 		return nil
 	}
-	var body map[string]json.RawMessage
-	if len(args) > 0 && json.Unmarshal(args, &body) != nil {
-		return nil // the arguments are invalid; the tool answers that
+	body := map[string][]byte{}
+	if len(args) > 0 {
+		d := jsonread.NewDecoder(args)
+		d.Map("arguments", func(key []byte) { body[string(key)] = d.Skip() })
+		if err := d.End(); err != nil {
+			if _, ok := err.(*jsonread.MemberError); ok {
+				// The strict request reader refuses this first; a
+				// repeated argument must never be checked by one copy
+				// and run with the other.
+				return &Error{Code: CodeInvalidParams, Message: "Invalid params: " + err.Error() + "."}
+			}
+			return nil // the arguments are invalid; the tool answers that
+		}
 	}
 	for _, p := range params {
 		raw, ok := body[p.Param]
@@ -85,20 +96,21 @@ func checkParamHeaders(h http.Header, args json.RawMessage, params []catalog.Par
 }
 
 // paramEqual compares a mirrored header value with the JSON argument.
-func paramEqual(typ string, raw json.RawMessage, header string) bool {
+func paramEqual(typ string, raw []byte, header string) bool {
+	d := jsonread.NewDecoder(raw)
 	switch typ {
 	case "string":
-		var s string
-		return json.Unmarshal(raw, &s) == nil && s == header
+		s := d.String("")
+		return d.End() == nil && s.String() == header
 	case "boolean":
-		var b bool
-		return json.Unmarshal(raw, &b) == nil && strconv.FormatBool(b) == header
+		b, ok := d.Bool("")
+		return ok && d.End() == nil && strconv.FormatBool(b) == header
 	case "integer":
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
+		n := d.Num("")
+		if d.End() != nil {
 			return false
 		}
-		a, err1 := strconv.ParseFloat(n.String(), 64)
+		a, err1 := strconv.ParseFloat(string(n), 64)
 		b, err2 := strconv.ParseFloat(header, 64)
 		return err1 == nil && err2 == nil && a == b
 	}

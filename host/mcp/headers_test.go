@@ -78,6 +78,14 @@ func TestCheckParamHeaders(t *testing.T) {
 		{"bad alphabet", `{"region":"Hello"}`, map[string]string{"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="}, false},
 		{"boolean spelled", `{"region":"x","verbose":false}`, map[string]string{"Mcp-Param-Region": "x", "Mcp-Param-Verbose": "0"}, false},
 		{"integer differs", `{"region":"x","priority":2}`, map[string]string{"Mcp-Param-Region": "x", "Mcp-Param-Priority": "3"}, false},
+		// A repeated argument is never checked by one copy while the tool
+		// might read the other: encoding/json kept the last one.
+		{"repeated, header matches the last", `{"region":"eu","region":"us"}`, map[string]string{"Mcp-Param-Region": "us"}, false},
+		{"repeated, header matches the first", `{"region":"eu","region":"us"}`, map[string]string{"Mcp-Param-Region": "eu"}, false},
+		{"repeated by an escape", `{"region":"eu","\u0072egion":"us"}`, map[string]string{"Mcp-Param-Region": "us"}, false},
+		{"unmirrored argument repeated", `{"region":"eu","x":1,"x":2}`, map[string]string{"Mcp-Param-Region": "eu"}, false},
+		{"string with an escape", `{"region":"\u0065u"}`, map[string]string{"Mcp-Param-Region": "eu"}, true},
+		{"integer as a string", `{"region":"x","priority":"3"}`, map[string]string{"Mcp-Param-Region": "x", "Mcp-Param-Priority": "3"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
