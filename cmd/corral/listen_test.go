@@ -173,3 +173,85 @@ func TestStdioListenBound(t *testing.T) {
 		t.Errorf("%d acknowledged, %d refused; want %d and %d", acks, refused, mcp.MaxListens, listenFrames-mcp.MaxListens)
 	}
 }
+
+// TestWSListenBoundPerClient: a client's listen streams on all its
+// WebSocket connections and over Streamable HTTP count against one bound,
+// http.maxListensPerClient (before, each new WebSocket connection brought
+// another mcp.MaxListens, whatever the HTTP bound); another principal's
+// streams are not counted with them, and a closed connection's streams
+// are given back.
+func TestWSListenBoundPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	const bound = 3
+	s := startWireEnv(t, []string{"CORRAL_HTTP_MAX_LISTENS_PER_CLIENT=" + strconv.Itoa(bound)}, wireAuth(), "conformance")
+	dial := func(principal string) *websocket.Conn {
+		t.Helper()
+		hdr := http.Header{"Authorization": {"Bearer " + wireTokens[principal]}}
+		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/ws", hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	refusal := fmt.Sprintf("at most %d listen streams per client", bound)
+	id := 0
+	// listen sends one listen on c and says whether it was acknowledged.
+	listen := func(c *websocket.Conn) bool {
+		t.Helper()
+		id++
+		if err := c.WriteMessage(websocket.TextMessage, []byte(listenLine(id))); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch msg := string(b); {
+		case strings.Contains(msg, `"notifications/subscriptions/acknowledged"`):
+			return true
+		case strings.Contains(msg, `"code":-32600`) && strings.Contains(msg, refusal):
+			return false
+		default:
+			t.Fatalf("unexpected answer to a listen: %s", msg)
+			return false
+		}
+	}
+	first, second := dial("alice"), dial("alice")
+	for i := range 2 {
+		if !listen(first) {
+			t.Fatalf("alice's listen %d was refused", i+1)
+		}
+	}
+	if !listen(second) {
+		t.Fatalf("alice's listen %d of %d was refused", bound, bound)
+	}
+	if listen(second) {
+		t.Fatalf("alice's listen %d on a second connection was acknowledged; want %q", bound+1, refusal)
+	}
+	resp := s.post(t, "alice", `{"jsonrpc":"2.0","id":99,"method":"subscriptions/listen","params":{`+modernMeta+`,"notifications":{"toolsListChanged":true}}}`, modernHeaders("subscriptions/listen", ""))
+	if a := answerOf(t, resp); a.Status != http.StatusTooManyRequests || !strings.Contains(a.Body, refusal) {
+		t.Errorf("alice's listen over HTTP: %d %s; want 429 with %q", a.Status, a.Body, refusal)
+	}
+	bob := dial("bob")
+	for i := range bound {
+		if !listen(bob) {
+			t.Fatalf("bob's listen %d was refused: alice's streams counted against him", i+1)
+		}
+	}
+	// Closing the first connection gives its two streams back.
+	first.Close()
+	given := false
+	for range 100 {
+		if given = listen(second); given {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !given {
+		t.Error("alice's streams on a closed connection were never given back")
+	}
+}

@@ -221,7 +221,6 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 
 	// Listeners first, so a bad address fails before plugins are compiled.
 	var servers []*http.Server
-	var httpHandler *transport.HTTPHandler
 	var mcpURL string // where clients connect, once the HTTP listener is up
 	listen := func(addr string, h http.Handler) error {
 		ln, err := net.Listen("tcp", addr)
@@ -242,10 +241,22 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		log.Info("listening", "addr", ln.Addr().String())
 		return nil
 	}
+	// Streamable HTTP at /mcp. Its handler exists without the listener too:
+	// WebSocket listen streams count against its per-client bound.
+	httpHandler := transport.NewHTTPHandler(srv, transport.HTTPOptions{
+		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerClient: cfg.HTTP.MaxListensPerClient,
+		MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
+		ReadBodyTimeout:           cfg.HTTP.ReadBodyTimeout,
+		MaxConcurrentPerPrincipal: cfg.HTTP.MaxConcurrentPerPrincipal,
+		MaxConcurrentPerAddress:   cfg.HTTP.MaxConcurrentPerAddress,
+		Proxies:                   transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
+		Logger:                    log, PrincipalFunc: auth.PrincipalOf,
+	})
 	// WebSocket at /ws: on the HTTP listener, and on --ws ADDR if set.
 	wsHandler := transport.NewWSHandler(srv, transport.WSOptions{
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
-		Logger: log, PrincipalFunc: auth.PrincipalOf,
+		Logger: log, PrincipalFunc: auth.PrincipalOf, ListenBound: httpHandler.ListenBound,
 	})
 	guard := transport.HostGuard{AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins), Logger: log}
 	ops := operatorRoutes(m, reg, log)
@@ -257,16 +268,6 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		}
 	}
 	if cfg.HTTP.Addr != "" {
-		httpHandler = transport.NewHTTPHandler(srv, transport.HTTPOptions{
-			AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
-			MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerClient: cfg.HTTP.MaxListensPerClient,
-			MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
-			ReadBodyTimeout:           cfg.HTTP.ReadBodyTimeout,
-			MaxConcurrentPerPrincipal: cfg.HTTP.MaxConcurrentPerPrincipal,
-			MaxConcurrentPerAddress:   cfg.HTTP.MaxConcurrentPerAddress,
-			Proxies:                   transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
-			Logger:                    log, PrincipalFunc: auth.PrincipalOf,
-		})
 		m.Sessions(func() (int, int64, int64) {
 			st := httpHandler.SessionStats()
 			return st.Open, st.Evicted, st.Refused
@@ -342,9 +343,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	defer scancel()
 	hub.Close() // listen streams end gracefully, sessions' streams stop
 	wsHandler.Close()
-	if httpHandler != nil {
-		httpHandler.Close()
-	}
+	httpHandler.Close()
 	for _, hs := range servers {
 		if err := hs.Shutdown(sctx); err != nil {
 			log.Warn("http shutdown", "err", err)

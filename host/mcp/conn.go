@@ -35,6 +35,13 @@ type ConnOptions struct {
 	// transport that has written it may hand it back with Recycle. An
 	// error says the client is gone; the request sending it stops.
 	Send func(msg []byte) error
+	// OpenListen, when set, is asked before each listen stream opens,
+	// after MaxListens: a bound the connection shares with others (its
+	// client's listen streams on every transport). An error refuses the
+	// listen with it; CloseListen is called once per stream it let open,
+	// when the stream ends.
+	OpenListen  func() *Error
+	CloseListen func()
 }
 
 // Conn is the connection core every message-stream transport shares: the
@@ -51,7 +58,8 @@ type ConnOptions struct {
 //     it and notifications are served in order, as they change the session
 //     every later request relies on. Other requests run concurrently.
 //   - A subscriptions/listen holds its slot only until its acknowledgement
-//     is out; at most MaxListens are open at once.
+//     is out; at most MaxListens are open at once, and fewer when
+//     OpenListen says the connection's client is at its own bound.
 //   - Once initialize gives the session a subscription, its notifications
 //     (resource updates, unsolicited list_changed) are sent on the
 //     connection with PumpSession.
@@ -143,6 +151,15 @@ func (c *Conn) Handle(ctx context.Context, data []byte) {
 			_ = c.opts.Send(EncodeError(m.ID, errTooManyListens))
 			return
 		}
+		if c.opts.OpenListen != nil {
+			if err := c.opts.OpenListen(); err != nil {
+				c.mu.Lock()
+				c.listens--
+				c.mu.Unlock()
+				_ = c.opts.Send(EncodeError(m.ID, err))
+				return
+			}
+		}
 	}
 	if !c.acquire(ctx, n) {
 		c.endListen(listen)
@@ -228,6 +245,9 @@ func (c *Conn) serve(ctx context.Context, m *Message, listen bool) {
 
 func (c *Conn) endListen(listen bool) {
 	if listen {
+		if c.opts.CloseListen != nil {
+			c.opts.CloseListen()
+		}
 		c.mu.Lock()
 		c.listens--
 		c.mu.Unlock()

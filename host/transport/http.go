@@ -262,8 +262,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	if m.Modern() && m.Method == "subscriptions/listen" {
 		client := h.clientKey(r, p)
 		if !h.listens.acquire(client, h.opts.MaxListensPerClient) {
-			writeError(w, http.StatusTooManyRequests, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest,
-				Message: fmt.Sprintf("Invalid Request: at most %d listen streams per client.", h.opts.MaxListensPerClient)})
+			writeError(w, http.StatusTooManyRequests, m.ID, h.errTooManyListens())
 			return
 		}
 		defer h.listens.release(client)
@@ -312,6 +311,28 @@ func statusFor(e *mcp.Error, modern bool) int {
 		}
 	}
 	return http.StatusOK
+}
+
+// errTooManyListens refuses a listen stream over MaxListensPerClient.
+func (h *HTTPHandler) errTooManyListens() *mcp.Error {
+	return &mcp.Error{Code: mcp.CodeInvalidRequest,
+		Message: fmt.Sprintf("Invalid Request: at most %d listen streams per client.", h.opts.MaxListensPerClient)}
+}
+
+// ListenBound returns the hooks (mcp.ConnOptions.OpenListen and
+// CloseListen) that count the listen streams of a connection opened by r
+// for p against its client's MaxListensPerClient, the bound its listen
+// streams over HTTP count against: a WebSocket client opening many
+// connections gets no more streams than over HTTP.
+func (h *HTTPHandler) ListenBound(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func()) {
+	client := h.clientKey(r, p)
+	open = func() *mcp.Error {
+		if !h.listens.acquire(client, h.opts.MaxListensPerClient) {
+			return h.errTooManyListens()
+		}
+		return nil
+	}
+	return open, func() { h.listens.release(client) }
 }
 
 // wantsSSEOnly reports whether an Accept header admits text/event-stream

@@ -61,6 +61,11 @@ type WSOptions struct {
 	// connection at the upgrade.
 	Principal     abi.Principal
 	PrincipalFunc func(*http.Request) (abi.Principal, error)
+	// ListenBound, when set, gives each connection the hooks that count
+	// its listen streams against a bound shared with other connections
+	// and transports (HTTPHandler.ListenBound: the client's own), beside
+	// mcp.MaxListens per connection.
+	ListenBound func(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func())
 	// Logger receives transport events; nil discards.
 	Logger *slog.Logger
 }
@@ -150,7 +155,11 @@ func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("transport: ws upgrade", "err", err) // Upgrade answered already
 		return
 	}
-	c := h.newConn(ws, p)
+	opts := mcp.ConnOptions{Principal: p, MaxConcurrent: h.opts.MaxConcurrent}
+	if h.opts.ListenBound != nil {
+		opts.OpenListen, opts.CloseListen = h.opts.ListenBound(r, p)
+	}
+	c := h.newConn(ws, opts)
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -201,10 +210,11 @@ type wsConn struct {
 	killMu sync.Once
 }
 
-func (h *WSHandler) newConn(ws *websocket.Conn, p abi.Principal) *wsConn {
+func (h *WSHandler) newConn(ws *websocket.Conn, opts mcp.ConnOptions) *wsConn {
 	c := &wsConn{h: h, ws: ws, send: make(chan []byte, h.opts.SendQueue), gone: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.conn = h.srv.NewConn(mcp.ConnOptions{Principal: p, MaxConcurrent: h.opts.MaxConcurrent, Send: c.enqueue})
+	opts.Send = c.enqueue
+	c.conn = h.srv.NewConn(opts)
 	return c
 }
 
