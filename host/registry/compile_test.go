@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,30 @@ func TestBombDroppedThenGoodPlugin(t *testing.T) {
 	}
 	if !r.Ready() {
 		t.Errorf("not ready: %v", r.NotReady())
+	}
+}
+
+// TestCompilePoolBoundsAbandoned: an abandoned compile gives its worker
+// back while fewer than the pool's size of abandoned ones still run;
+// past that it keeps the worker, so at most twice the pool's size of
+// compiles burn CPU. Both are given back when the compiles end.
+func TestCompilePoolBoundsAbandoned(t *testing.T) {
+	l := newSlowLoader(t)
+	p := newCompilePool(1, 10*time.Millisecond)
+	slow, _ := json.Marshal(spec{Name: "slow", Scheme: "slow"})
+	ctx := context.Background()
+	for i, want := range []struct{ slots, abandoned int }{{0, 1}, {1, 1}} {
+		if _, err := p.compile(ctx, nil, l, "slow.wasm", slow, config.Plugin{}); !errors.Is(err, errBudget) {
+			t.Fatalf("compile %d: %v, want the budget", i, err)
+		}
+		<-l.started
+		if got := (struct{ slots, abandoned int }{len(p.slots), len(p.abandoned)}); got != want {
+			t.Errorf("after abandoned compile %d: %d workers and %d abandoned taken, want %d and %d", i, got.slots, got.abandoned, want.slots, want.abandoned)
+		}
+	}
+	l.open()
+	eventually(t, "workers given back", func() bool { return len(p.slots) == 0 && len(p.abandoned) == 0 })
+	if n := l.closed.Load(); n != 2 {
+		t.Errorf("%d abandoned modules closed, want 2", n)
 	}
 }
