@@ -140,7 +140,7 @@ const abiExports = `
   (import "corral_v1" "set_result" (func $set_result (param i32 i32)))
   (memory (export "memory") 1)
   (data (i32.const 1024) "{\"name\":\"w\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"w\"]}")
-  (func (export "corral_abi_v1") (result i32) (i32.const 0))
+  (func (export "corral_abi_v1") (result i32) (i32.const 2))
   (func (export "corral_buffer") (param i32) (result i32) (i32.const 4096))`
 
 // TestInterruptWAT: tight loops in calls, in _initialize and in the

@@ -25,7 +25,7 @@ var sink int
 func setResult(ptr unsafe.Pointer, n uint32)
 
 //go:wasmexport corral_abi_v1
-func abiMinor() int32 { return 0 }
+func abiMinor() int32 { return 2 } // ABI 1.2
 
 //go:wasmexport corral_buffer
 func buffer(size int32) unsafe.Pointer {
