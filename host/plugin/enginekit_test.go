@@ -56,6 +56,8 @@ var engineKit = []struct {
 	{"CompilationCacheDir", TestCompilationCacheDir, true},
 	{"CorruptCompilationCache", TestCorruptCompilationCache, true},
 	{"CompiledOncePerFile", kitCompiledOncePerFile, false},
+	{"CompileRefusesBeforeCompiling", TestCompileRefusesBeforeCompiling, true},
+	{"GuestsReportABIMinor", TestGuestsReportABIMinor, true},
 	{"GoGuest", kitGoGuest, false},
 	// Every capability.
 	{"CapabilitiesDeniedUnlessGranted", TestCapabilitiesDeniedUnlessGranted, true},
@@ -71,6 +73,8 @@ var engineKit = []struct {
 	{"FilesSwapWindow", TestFilesSwapWindow, true},
 	{"FilesAcrossRoots", TestFilesAcrossRoots, true},
 	{"KVKeysAreBytes", TestKVKeysAreBytes, true},
+	{"LoopbackIPv6FormsRefusedAtDial", TestLoopbackIPv6FormsRefusedAtDial, true},
+	{"DeniedCallNamesGrant", TestDeniedCallNamesGrant, true},
 	// Every adversarial fixture, and the limits.
 	{"Contained", TestContained, true},
 	{"InvalidOutputContained", TestInvalidOutputContained, true},
@@ -78,6 +82,7 @@ var engineKit = []struct {
 	{"MemoryLimit", TestMemoryLimit, true},
 	{"ResponseLimitRaised", TestResponseLimitRaised, true},
 	{"CallerCancelIsNotAFailure", TestCallerCancelIsNotAFailure, true},
+	{"CallBudgetStopsGuest", TestCallBudgetStopsGuest, true},
 	{"DeadlineAfterSleep", TestDeadlineAfterSleep, true},
 	{"SleepWakesAtDeadline", TestSleepWakesAtDeadline, true},
 	{"ZeroLengthAnyPointer", TestZeroLengthAnyPointer, true},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -561,5 +562,29 @@ func TestRecycleAfterMaxCalls(t *testing.T) {
 	}
 	if n := e.rec.discards("recycle"); n != 3 {
 		t.Errorf("recycled %d instances, want 3", n)
+	}
+}
+
+// TestCallBudgetStopsGuest: a Call's Timeout (a list request's per-provider
+// budget, catalog.Options.ListBudget) stops a spinning guest long before
+// the plugin's own deadline, as a timeout that counts as a failure. The
+// plugin's deadline here is an hour: were the budget ignored, the call
+// would not return within the test's wait.
+func TestCallBudgetStopsGuest(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	p := e.load(t, "loop", Config{PoolSize: 1, Limits: Limits{Timeout: time.Hour}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Call(context.Background(), catalog.Call{Op: abi.OpListResources, Request: []byte(`{}`), Timeout: 50 * time.Millisecond})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Class != ClassTimeout {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the call ran past its budget (50ms) for a minute")
 	}
 }
