@@ -30,7 +30,7 @@ var eras = []string{era2026, era2025}
 // Timeouts. Every wait in this package is bounded so that a hung server
 // fails a test instead of hanging the suite.
 const (
-	readyTimeout = 20 * time.Second // server start until /readyz answers 200
+	readyTimeout = 60 * time.Second // server start until /readyz answers 200 (a cold compile of the Go guests on a busy machine)
 	checkTimeout = 30 * time.Second // one client's whole set of checks
 	stopTimeout  = 5 * time.Second  // SIGTERM until SIGKILL
 )
