@@ -503,6 +503,7 @@ func TestManifestValidation(t *testing.T) {
 		{"dup scheme", `{"name":"a","abi":1,"schemes":["x","x"]}`, "listed twice"},
 		{"resource outside", `{"name":"a","abi":1,"schemes":["x"],"resources":[{"uri":"y://a","name":"a"}]}`, "outside the plugin's schemes"},
 		{"template outside", `{"name":"a","abi":1,"schemes":["x"],"templates":[{"uriTemplate":"{+u}","name":"a"}]}`, "outside the plugin's schemes"},
+		{"template scheme an expression", `{"name":"a","abi":1,"schemes":["x"],"templates":[{"uriTemplate":"{s}://a","name":"a"}]}`, "outside the plugin's schemes"},
 		{"dup tool", `{"name":"a","abi":1,"tools":[{"name":"t","inputSchema":{}},{"name":"t","inputSchema":{}}]}`, "listed twice"},
 		{"tool schema", `{"name":"a","abi":1,"tools":[{"name":"t"}]}`, "no inputSchema"},
 		{"long name", `{"name":"` + strings.Repeat("a", 65) + `","abi":1}`, "does not match"},
