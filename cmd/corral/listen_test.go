@@ -255,3 +255,86 @@ func TestWSListenBoundPerClient(t *testing.T) {
 		t.Error("alice's streams on a closed connection were never given back")
 	}
 }
+
+// TestWSRequestsBoundPerClient: a client's requests in progress on all
+// its WebSocket connections and over Streamable HTTP count against one
+// bound, http.maxConcurrentPerPrincipal (before, each new WebSocket
+// connection brought another 16): two elicitations left unanswered on
+// one connection hold alice's two, so her request on a second connection
+// is answered -31429 and her POST 429; bob is not counted with her, and
+// a closed connection gives its requests back.
+func TestWSRequestsBoundPerClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	const bound = 2
+	s := startWireEnv(t, []string{"CORRAL_HTTP_MAX_CONCURRENT_PER_PRINCIPAL=" + strconv.Itoa(bound)}, wireAuth(), "conformance")
+	read := func(c *websocket.Conn) string {
+		t.Helper()
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, b, err := c.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	write := func(c *websocket.Conn, msg string) {
+		t.Helper()
+		if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// open dials /ws as principal and opens a 2025-11-25 session that
+	// can answer elicitations.
+	open := func(principal string) *websocket.Conn {
+		t.Helper()
+		hdr := http.Header{"Authorization": {"Bearer " + wireTokens[principal]}}
+		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/ws", hdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		write(c, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+		if msg := read(c); !strings.Contains(msg, `"protocolVersion"`) {
+			t.Fatalf("initialize: %s", msg)
+		}
+		write(c, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return c
+	}
+	const call = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":{"message":"hi?"}}}`
+	refusal := fmt.Sprintf("%d requests of this principal are in progress", bound)
+	held := open("alice")
+	for i := range bound {
+		write(held, fmt.Sprintf(call, i+1, "test_elicitation"))
+		if msg := read(held); !strings.Contains(msg, `"elicitation/create"`) {
+			t.Fatalf("elicitation %d: %s", i+1, msg)
+		}
+	}
+	second := open("alice")
+	write(second, fmt.Sprintf(call, 10, "test_simple_text"))
+	if msg := read(second); !strings.Contains(msg, `"code":-31429`) || !strings.Contains(msg, refusal) {
+		t.Fatalf("alice's request on a second connection with %d held on the first: %s; want -31429 with %q", bound, msg, refusal)
+	}
+	resp := s.post(t, "alice", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders("tools/list", ""))
+	if a := answerOf(t, resp); a.Status != http.StatusTooManyRequests || !strings.Contains(a.Body, refusal) {
+		t.Errorf("alice's POST: %d %s; want 429 with %q", a.Status, a.Body, refusal)
+	}
+	bob := open("bob")
+	write(bob, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if msg := read(bob); !strings.Contains(msg, `"result"`) {
+		t.Errorf("bob's request while alice is at her bound: %s", msg)
+	}
+	held.Close()
+	answered := false
+	for i := range 100 {
+		write(second, fmt.Sprintf(call, 20+i, "test_simple_text"))
+		if msg := read(second); strings.Contains(msg, `"result"`) {
+			answered = true
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !answered {
+		t.Error("alice's requests on a closed connection were never given back")
+	}
+}

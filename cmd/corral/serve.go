@@ -242,7 +242,8 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 		return nil
 	}
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:
-	// WebSocket listen streams count against its per-client bound.
+	// WebSocket listen streams and requests count against its per-client
+	// bounds.
 	httpHandler := transport.NewHTTPHandler(srv, transport.HTTPOptions{
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerClient: cfg.HTTP.MaxListensPerClient,
@@ -257,6 +258,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	wsHandler := transport.NewWSHandler(srv, transport.WSOptions{
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins),
 		Logger: log, PrincipalFunc: auth.PrincipalOf, ListenBound: httpHandler.ListenBound,
+		RequestBound: httpHandler.RequestBound,
 	})
 	guard := transport.HostGuard{AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins), Logger: log}
 	ops := operatorRoutes(m, reg, log)

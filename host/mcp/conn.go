@@ -42,6 +42,14 @@ type ConnOptions struct {
 	// when the stream ends.
 	OpenListen  func() *Error
 	CloseListen func()
+	// OpenRequest, when set, is asked before each request served
+	// concurrently (every one but initialize and notifications) runs: a
+	// bound shared with other connections (its client's requests in
+	// progress on every transport). An error answers the request with it;
+	// CloseRequest is called once per request it let run, when it ends
+	// (a listen stream, once its acknowledgement is out).
+	OpenRequest  func() *Error
+	CloseRequest func()
 }
 
 // Conn is the connection core every message-stream transport shares: the
@@ -206,9 +214,24 @@ func (c *Conn) serve(ctx context.Context, m *Message, listen bool) {
 	if listen {
 		parent = c.streams
 	}
+	if c.opts.OpenRequest != nil {
+		if err := c.opts.OpenRequest(); err != nil {
+			c.endListen(listen)
+			c.release(1)
+			_ = c.opts.Send(EncodeError(m.ID, err))
+			return
+		}
+	}
 	rctx, cancel := context.WithCancel(parent)
 	var once sync.Once
-	release := func() { once.Do(func() { c.release(1) }) }
+	release := func() {
+		once.Do(func() {
+			c.release(1)
+			if c.opts.CloseRequest != nil {
+				c.opts.CloseRequest()
+			}
+		})
+	}
 	req := c.request()
 	req.Notify = func(b []byte) error {
 		if err := rctx.Err(); err != nil {

@@ -70,22 +70,50 @@ func (h *HTTPHandler) AdmissionStats() AdmissionStats {
 	return AdmissionStats{Concurrency: h.refusedConcurrency.Load(), BodyTimeout: h.refusedBodyTimeout.Load()}
 }
 
+// RequestBound returns the hooks (mcp.ConnOptions.OpenRequest and
+// CloseRequest) that count the requests of a connection opened by r for p
+// against its client's bound on requests in progress, the one its POSTs
+// count against: a WebSocket client opening many connections gets no
+// more requests in progress than over HTTP.
+func (h *HTTPHandler) RequestBound(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func()) {
+	k, max, who := h.clientBound(r, p)
+	open = func() *mcp.Error {
+		if !h.inflight.acquire(k, max) {
+			h.refusedConcurrency.Add(1)
+			return errTooManyRequests(max, who)
+		}
+		return nil
+	}
+	return open, func() { h.inflight.release(k) }
+}
+
+// clientBound returns the key r's client is counted by, its bound on
+// requests in progress and what it is, for the error.
+func (h *HTTPHandler) clientBound(r *http.Request, p abi.Principal) (key string, max int, who string) {
+	k := h.clientKey(r, p)
+	if strings.HasPrefix(k, clientAddressKey) {
+		return k, h.opts.MaxConcurrentPerAddress, "client address"
+	}
+	return k, h.opts.MaxConcurrentPerPrincipal, "principal"
+}
+
+func errTooManyRequests(max int, who string) *mcp.Error {
+	return &mcp.Error{Code: mcp.CodeRateLimited,
+		Message: "Too many requests: " + strconv.Itoa(max) + " requests of this " + who + " are in progress; retry later."}
+}
+
 // admit counts r in against its client's bound on concurrent requests. It
 // returns the function that counts it out again (call it once, when the
 // request is done or has become a stream governed by a bound of its own),
 // or, when the bound is reached, answers 429 with a JSON-RPC error
 // (CodeRateLimited, Retry-After: 1) and returns nil.
 func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Principal) (done func()) {
-	k, max, who := h.clientKey(r, p), h.opts.MaxConcurrentPerPrincipal, "principal"
-	if strings.HasPrefix(k, clientAddressKey) {
-		max, who = h.opts.MaxConcurrentPerAddress, "client address"
-	}
+	k, max, who := h.clientBound(r, p)
 	if !h.inflight.acquire(k, max) {
 		h.refusedConcurrency.Add(1)
 		h.log.Debug("transport: too many concurrent requests", "by", who)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, nil, &mcp.Error{Code: mcp.CodeRateLimited,
-			Message: "Too many requests: " + strconv.Itoa(max) + " requests of this " + who + " are in progress; retry later."})
+		writeError(w, http.StatusTooManyRequests, nil, errTooManyRequests(max, who))
 		return nil
 	}
 	var once sync.Once

@@ -66,6 +66,10 @@ type WSOptions struct {
 	// and transports (HTTPHandler.ListenBound: the client's own), beside
 	// mcp.MaxListens per connection.
 	ListenBound func(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func())
+	// RequestBound, when set, does the same for the requests a connection
+	// has in progress (HTTPHandler.RequestBound), beside MaxConcurrent per
+	// connection.
+	RequestBound func(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func())
 	// Logger receives transport events; nil discards.
 	Logger *slog.Logger
 }
@@ -158,6 +162,9 @@ func (h *WSHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	opts := mcp.ConnOptions{Principal: p, MaxConcurrent: h.opts.MaxConcurrent}
 	if h.opts.ListenBound != nil {
 		opts.OpenListen, opts.CloseListen = h.opts.ListenBound(r, p)
+	}
+	if h.opts.RequestBound != nil {
+		opts.OpenRequest, opts.CloseRequest = h.opts.RequestBound(r, p)
 	}
 	c := h.newConn(ws, opts)
 	h.mu.Lock()
