@@ -501,6 +501,8 @@ func TestManifestValidation(t *testing.T) {
 		{"opaque schema repeats", `{"name":"a","abi":1,"tools":[{"name":"t","inputSchema":{"type":"object","type":"string"}}]}`, ""},
 		{"upper scheme", `{"name":"a","abi":1,"schemes":["X"]}`, "not a lowercase RFC 3986 scheme"},
 		{"dup scheme", `{"name":"a","abi":1,"schemes":["x","x"]}`, "listed twice"},
+		{"long scheme", `{"name":"a","abi":1,"schemes":["` + strings.Repeat("s", 65) + `"]}`, "not a lowercase RFC 3986 scheme"},
+		{"longest scheme", `{"name":"a","abi":1,"schemes":["` + strings.Repeat("s", 64) + `"]}`, ""},
 		{"resource outside", `{"name":"a","abi":1,"schemes":["x"],"resources":[{"uri":"y://a","name":"a"}]}`, "outside the plugin's schemes"},
 		{"template outside", `{"name":"a","abi":1,"schemes":["x"],"templates":[{"uriTemplate":"{+u}","name":"a"}]}`, "outside the plugin's schemes"},
 		{"template scheme an expression", `{"name":"a","abi":1,"schemes":["x"],"templates":[{"uriTemplate":"{s}://a","name":"a"}]}`, "outside the plugin's schemes"},
