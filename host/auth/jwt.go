@@ -264,26 +264,11 @@ func strictSegments(token string) error {
 		if err != nil {
 			continue
 		}
-		d := jsonread.NewDecoder(b)
-		uniqueNames(d)
-		if err := d.End(); err != nil {
+		if err := jsonread.CheckUnique(b); err != nil {
 			return fmt.Errorf("auth: jwt: %s: %w", what, err)
 		}
 	}
 	return nil
-}
-
-// uniqueNames reads one value, refusing a repeated member name in any of
-// its objects.
-func uniqueNames(d *jsonread.Decoder) {
-	switch d.Peek() {
-	case '{':
-		d.Map("", func([]byte) { uniqueNames(d) })
-	case '[':
-		d.Array("", func() { uniqueNames(d) })
-	default:
-		d.Skip()
-	}
 }
 
 var errNoPrincipal = errors.New("auth: token names no principal")

@@ -779,3 +779,24 @@ func pathOr(p string) string {
 	}
 	return p
 }
+
+// CheckUnique checks that b is one JSON value, valid UTF-8, in which no
+// object repeats a member name, at any depth: for the cold paths that must
+// read a whole value one way only (a JWT's header and claims, the
+// arguments a requestState is bound to).
+func CheckUnique(b []byte) error {
+	d := NewDecoder(b)
+	d.unique()
+	return d.End()
+}
+
+func (d *Decoder) unique() {
+	switch d.Peek() {
+	case '{':
+		d.Map("", func([]byte) { d.unique() })
+	case '[':
+		d.Array("", d.unique)
+	default:
+		d.Skip()
+	}
+}
