@@ -142,7 +142,13 @@ func requestDigest(p abi.Principal, op abi.Op, target string, args json.RawMessa
 	}
 	if t := bytes.TrimSpace(args); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		var v any
-		if json.Unmarshal(t, &v) == nil {
+		// Arguments repeating a name at any depth are bound as written:
+		// encoding/json would keep the last copy, so that a state given for
+		// {"a":{"k":1,"k":2}} (which a plugin may read as k=1) would also
+		// open for {"a":{"k":2}}.
+		if jsonread.CheckUnique(t) != nil {
+			h.Write(t)
+		} else if json.Unmarshal(t, &v) == nil {
 			canon, _ := json.Marshal(v) // maps encode with sorted keys
 			h.Write(canon)
 		}
