@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -217,7 +219,14 @@ func (s *Set) skipped(pr *provider, sk *Skip) {
 	if s.opts.Logger == nil {
 		return
 	}
+	due, unlogged := pr.skips.due(sk.Reason, time.Now())
+	if !due {
+		return
+	}
 	args := []any{"plugin", pr.name, "reason", sk.Reason, "served_last_good_page", sk.Cached}
+	if unlogged > 0 {
+		args = append(args, "unlogged_since_last", unlogged)
+	}
 	var ae *abi.Error
 	switch {
 	case errors.As(sk.Err, &ae):
@@ -226,6 +235,38 @@ func (s *Set) skipped(pr *provider, sk *Skip) {
 		args = append(args, "err", sk.Err)
 	}
 	s.opts.Logger.Warn("catalog: a plugin's list page was left out", args...)
+}
+
+// skipLogEvery is how often one provider's skips for one reason are
+// logged at most.
+const skipLogEvery = time.Minute
+
+// skipLog thins the log lines of one provider's skipped pages: a client
+// may list as often as it likes (and a plugin denied a grant, or
+// quarantined, is skipped on every list), so each reason is logged at most
+// once per skipLogEvery, the line counting the skips left unlogged since
+// the last one. Every skip is still counted through Options.ListSkipped.
+type skipLog struct {
+	mu       sync.Mutex
+	last     map[string]time.Time
+	unlogged map[string]int
+}
+
+// due reports whether a skip for reason at now is to be logged, and how
+// many skips for it went unlogged before it.
+func (l *skipLog) due(reason string, now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t, ok := l.last[reason]; ok && now.Sub(t) < skipLogEvery {
+		l.unlogged[reason]++
+		return false, 0
+	}
+	if l.last == nil {
+		l.last, l.unlogged = map[string]time.Time{}, map[string]int{}
+	}
+	n := l.unlogged[reason]
+	l.last[reason], l.unlogged[reason] = now, 0
+	return true, n
 }
 
 // staticVisible reports whether v may see the static item key of pr's

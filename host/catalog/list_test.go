@@ -1,10 +1,13 @@
 package catalog_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -183,5 +186,36 @@ func TestListCancelled(t *testing.T) {
 	cancel()
 	if _, err := s.List(ctx, anon, catalog.ListResources, ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestListSkipLogThinned: a provider skipped on every list (its grant
+// missing, or quarantined) does not make every client's list a log line:
+// each reason is logged once a minute at most, while every skip is still
+// counted. Before, 20 lists wrote 20 lines.
+func TestListSkipLogThinned(t *testing.T) {
+	p := &catalogtest.Provider{
+		M: abi.Manifest{Name: "p", Version: "1", ABI: abi.Major, Schemes: []string{"p"}, ListsResources: true},
+		List: func(context.Context, abi.ListResourcesRequest) (*abi.ListResourcesResult, error) {
+			return nil, errors.New("crashed")
+		},
+	}
+	var logs bytes.Buffer
+	skips := 0
+	s := mustSet(t, catalog.Options{
+		Logger:      slog.New(slog.NewTextHandler(&logs, nil)),
+		ListSkipped: func(string, string, bool) { skips++ },
+	}, p)
+	const lists = 20
+	for range lists {
+		if _, err := s.List(context.Background(), anon, catalog.ListResources, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if skips != lists {
+		t.Errorf("%d skips counted, want %d", skips, lists)
+	}
+	if n := strings.Count(logs.String(), "list page was left out"); n != 1 {
+		t.Errorf("%d log lines for %d skips, want 1:\n%s", n, lists, logs.String())
 	}
 }

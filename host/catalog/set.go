@@ -57,6 +57,7 @@ type provider struct {
 	manifest  *abi.Manifest
 	schemes   []string // lowercased
 	templates []*template
+	skips     skipLog
 }
 
 type template struct {
