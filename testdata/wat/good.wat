@@ -1,4 +1,4 @@
-;; good.wat: a small well-behaved corral guest (ABI v1.0) with no runtime.
+;; good.wat: a small well-behaved corral guest (ABI 1.2, using nothing newer than 1.0) with no runtime.
 ;;
 ;; Memory layout (2 pages):
 ;;   1024  manifest (NUL-terminated JSON)
