@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/host/catalog/catalogtest"
+	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/plugin"
 )
 
@@ -110,5 +111,34 @@ func TestHotReloadUnderLoadWasm(t *testing.T) {
 	})
 	if n := len(r.Catalog().Current().Providers()); n != 1 {
 		t.Errorf("%d providers at the end, want 1", n)
+	}
+}
+
+// TestBundledGuestsCompile compiles and describes every bundled Go guest
+// through the WasmLoader and the shared compilation cache (build/cache).
+// `make test-race` runs it once without the race detector before the race
+// run: the detector slows wazero's compiler about sixfold, and the tests of
+// this package that load the Go guests then find them compiled.
+func TestBundledGuestsCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles Wasm plugins")
+	}
+	ctx := context.Background()
+	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: filepath.Join(buildDir, "cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	l := WasmLoader(rt)
+	for _, name := range []string{"conformance", "files", "issues"} {
+		data := builtPlugin(t, name)
+		m, err := l.Compile(ctx, name+".wasm", data, config.DefaultPlugin())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := m.Manifest().Name; got != name {
+			t.Errorf("%s.wasm describes itself as %q", name, got)
+		}
+		m.Close(ctx)
 	}
 }
