@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
@@ -99,7 +101,7 @@ func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loade
 
 // compileJob is one settled file being read and compiled, off the scan:
 // its outcome is applied (settled with the rest) as soon as it is ready
-// and no new file's claims are still unknown.
+// (see settleFreshLocked for what waits for a new file's claims).
 type compileJob struct {
 	f     *file
 	st    stamp
@@ -108,11 +110,13 @@ type compileJob struct {
 	idx   *config.Bindings // its bindings
 	start time.Time
 	stale bool // the file changed again while the job ran: scan again after it
-	// unknown: the registry holds no version of the file, so what it will
-	// claim is unknown until the job is done (see finishLocked).
-	done chan struct{} // closed once the outcome is applied
-	out  outcome
-	prog *progress
+	// digest is the content's, once read and hashed ("" before), set
+	// under the registry's lock: with it, whether a binding may select
+	// the file is known before its compile ends (mayBeBound).
+	digest string
+	done   chan struct{} // closed once the outcome is applied and reported
+	out    outcome
+	prog   *progress
 }
 
 // outcome is what reading and compiling a file gave.
@@ -142,6 +146,7 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 	}
 	sum := sha256.Sum256(data)
 	o := outcome{settled: true, digest: hex.EncodeToString(sum[:])}
+	r.hashed(ctx, j, o.digest)
 	if j.cur == o.digest {
 		// Touched, not changed: settlement applies any settings change.
 		o.touched = true
@@ -184,7 +189,6 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 // and a settlement of every file with the new version among them.
 func (r *Registry) runJob(ctx context.Context, j *compileJob) {
 	defer r.jobs.Done()
-	defer close(j.done)
 	o := r.load(ctx, j)
 	r.mu.Lock()
 	evs := r.finishLocked(ctx, j, o)
@@ -193,6 +197,10 @@ func (r *Registry) runJob(ctx context.Context, j *compileJob) {
 	if j.prog != nil {
 		j.prog.step()
 	}
+	close(j.done)
+	r.mu.Lock()
+	r.signalLocked()
+	r.mu.Unlock()
 }
 
 // finishLocked applies a job's outcome and returns the events to emit.
@@ -232,38 +240,139 @@ func (r *Registry) finishLocked(ctx context.Context, j *compileJob, o outcome) [
 		r.fresh[f.path] = o.next
 	}
 	r.settleFreshLocked(ctx, j.start)
-	if len(r.inflight) == 0 && !r.scanPending {
-		r.ready.Store(true)
-	}
+	r.readyLocked()
 	evs := r.events
 	r.events = nil
 	return evs
 }
 
-// settleFreshLocked settles the files with the versions compiled since
-// the last settlement, unless a file whose claims are still unknown (a
-// new file, compiling) could contest them: settling without it could
-// start a claimant with grants or a scheme that the newcomer's arrival
-// takes away again, so no load timing decides who owns anything. Such a
-// compile lasts at most Options.CompileTimeout, and a file refused before
-// compiling (plugins.compile limits) settles at once.
-func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
-	for _, j := range r.inflight {
-		if j.cur == "" {
-			return
+// hashed records the digest of a new file's content on its job. If that
+// shows that no binding can select the file, what waited only because it
+// might (settleFreshLocked, readiness) goes on at once, without waiting
+// for the compile.
+func (r *Registry) hashed(ctx context.Context, j *compileJob, digest string) {
+	if j.cur != "" {
+		return // a new version of a file held: nothing waits for it
+	}
+	r.mu.Lock()
+	cfg := r.cfg.Load()
+	was := mayBeBound(cfg, j.f.path, j.digest)
+	j.digest = digest
+	var evs []Event
+	if was && !mayBeBound(cfg, j.f.path, digest) && !r.closed {
+		r.scanErrs = nil
+		r.settleFreshLocked(ctx, j.start)
+		r.readyLocked()
+		r.signalLocked()
+		evs = r.events
+		r.events = nil
+	}
+	r.mu.Unlock()
+	r.emit(evs)
+}
+
+// mayBeBound reports whether an entry of cfg may bind the file at path
+// whose content has digest ("" while it is not yet hashed): its binding
+// selects the file, or may once the digest is known. Only such a file can
+// take a claim from a bound plugin, or contest it (settle).
+func mayBeBound(cfg *config.Config, path, digest string) bool {
+	for _, p := range cfg.Plugin {
+		switch b := p.Binding; {
+		case !b.Bound():
+		case digest == "":
+			if b.File == "" || b.File == path {
+				return true
+			}
+		case b.Check(path, digest) == nil:
+			return true
 		}
 	}
+	return false
+}
+
+// settleFreshLocked settles the files with the versions compiled since
+// the last settlement, as far as the new files still compiling (whose
+// claims are unknown) allow, so that no load timing decides who owns
+// anything:
+//
+//   - While one of them may be bound (mayBeBound), nothing settles: a
+//     bound newcomer contests every claim, bound or not (two bound
+//     claimants are both refused), so settling without it could start a
+//     claimant with grants or a scheme that its arrival takes away again.
+//   - While only unbound ones compile, bound plugins settle at once: an
+//     unbound newcomer can take nothing from them. Unbound plugins wait,
+//     both a new version and a start (or restart) of one held or serving:
+//     two unbound claimants of one thing are both refused, so no unbound
+//     plugin may start before every rival's claims are known. Refusals
+//     apply at once, as no newcomer can lift them.
+//
+// A compile lasts at most Options.CompileTimeout, and a file refused
+// before compiling (plugins.compile limits) settles at once.
+func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
+	cfg := r.cfg.Load()
+	unknown := false
+	for _, j := range r.inflight {
+		if j.cur == "" {
+			if mayBeBound(cfg, j.f.path, j.digest) {
+				return
+			}
+			unknown = true
+		}
+	}
+	idx := cfg.Bindings()
 	fresh := r.fresh
 	r.fresh = map[string]*loaded{}
 	for path, l := range fresh {
 		if f := r.files[path]; f == nil || f.digest != l.digest {
 			_ = l.module.Close(ctx) // removed or changed again meanwhile
 			delete(fresh, path)
+			continue
+		}
+		if bound, err := bindCheck(cfg, idx, path, l.digest, l.manifest.Name); unknown && !bound && err == nil {
+			r.fresh[path] = l // unbound: waits for the newcomers' claims
+			delete(fresh, path)
 		}
 	}
-	cfg := r.cfg.Load()
 	r.settledWith = cfg
-	r.settleLocked(ctx, cfg, fresh, start)
+	if unknown {
+		r.settledWith = nil // unbound plugins wait: settle again on the next scan
+	}
+	r.settleLocked(ctx, cfg, fresh, start, unknown)
+}
+
+// waitingLocked reports whether readiness (and Load) still waits for a
+// compile: a compiled version waits to be settled (settleFreshLocked), or
+// a new file is compiling that the configuration may bind, or any new
+// file when the configuration binds no plugin. Where it binds some, the
+// bound plugins are the ones the operator relies on: a new unbound file
+// still compiling holds neither them nor readiness, and is applied when
+// its compile ends, like a file added later.
+func (r *Registry) waitingLocked() bool {
+	if len(r.fresh) > 0 {
+		return true
+	}
+	cfg := r.cfg.Load()
+	binds := slices.ContainsFunc(slices.Collect(maps.Values(cfg.Plugin)), func(p config.Plugin) bool { return p.Binding.Bound() })
+	for _, j := range r.inflight {
+		if j.cur == "" && (!binds || mayBeBound(cfg, j.f.path, j.digest)) {
+			return true
+		}
+	}
+	return false
+}
+
+// readyLocked marks the registry ready once no file is still changing
+// and nothing waits for a compile (waitingLocked).
+func (r *Registry) readyLocked() {
+	if !r.scanPending && !r.waitingLocked() {
+		r.ready.Store(true)
+	}
+}
+
+// signalLocked wakes whoever waits for a compile's outcome (Load).
+func (r *Registry) signalLocked() {
+	close(r.landed)
+	r.landed = make(chan struct{})
 }
 
 // manifestOnly is a provider known by its manifest alone, to check a

@@ -210,3 +210,145 @@ func TestCompilePoolBoundsAbandoned(t *testing.T) {
 		t.Errorf("%d abandoned modules closed, want 2", n)
 	}
 }
+
+// waitsUnsettled reports whether the file compiled and waits to be
+// settled (its version is fresh, not yet serving or refused).
+func waitsUnsettled(r *Registry, name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fresh[filepath.Join(r.opts.Dir, name)] != nil
+}
+
+// TestBoundSettlesDuringSlowCompile: while a new file's compile is
+// blocked, a plugin claiming the same scheme settles at once only if
+// it is bound and the slow file cannot be (an unbound file can never beat
+// a bound one); otherwise it waits, and never starts before the slow
+// file's claims are known. The outcome after the slow compile is that of
+// the bindings alone.
+func TestBoundSettlesDuringSlowCompile(t *testing.T) {
+	slow := spec{Name: "slow", Scheme: "x", Text: "slow"}
+	b := spec{Name: "b", Scheme: "x", Text: "b"}
+	type binding int
+	const (
+		none binding = iota
+		byFile
+		byDigest
+	)
+	for _, tc := range []struct {
+		name          string
+		slow, b       binding
+		early         bool   // b serves and the registry is ready while slow compiles
+		after         string // x://doc once slow compiled: "" for none
+		instancesWait int64  // plugins started while slow compiles
+	}{
+		{"bound by file vs unbound", none, byFile, true, "b", 1},
+		{"bound by digest vs unbound", none, byDigest, true, "b", 1},
+		{"unbound vs unbound", none, none, false, "", 0},
+		{"unbound vs bound by file", byFile, none, false, "slow", 0},
+		{"bound vs bound by digest", byDigest, byFile, false, "", 0},
+		{"bound vs bound by file", byFile, byDigest, false, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			settled(t, dir, slow, b)
+			bind := func(how binding, s spec) config.Plugin {
+				p := config.DefaultPlugin()
+				switch how {
+				case byFile:
+					p.File = filepath.Join(dir, s.Name+".wasm")
+				case byDigest:
+					p.SHA256 = digestOf(specBytes(s))
+				}
+				return p
+			}
+			cfg := &config.Config{Plugin: map[string]config.Plugin{"slow": bind(tc.slow, slow), "b": bind(tc.b, b)}}
+			l := newSlowLoader(t)
+			r := run(t, Options{Dir: dir, Loader: l, Config: cfg, Debounce: 10 * time.Millisecond, Rescan: -1,
+				DrainGrace: 20 * time.Millisecond}, nil)
+			<-l.started
+			if tc.early {
+				eventually(t, "b served while slow compiles", func() bool { s, _ := read(r.Catalog(), "x://doc"); return s == "b" })
+				if !r.Ready() {
+					t.Errorf("not ready while only an unbound file compiles: %v", r.NotReady())
+				}
+			} else {
+				eventually(t, "b compiled", func() bool { return waitsUnsettled(r, "b.wasm") })
+				if s, err := read(r.Catalog(), "x://doc"); err == nil {
+					t.Errorf("x://doc = %q while slow compiles, want nothing served", s)
+				}
+				if r.Ready() {
+					t.Error("ready while b waits for slow")
+				}
+			}
+			if n := l.instances.Load(); n != tc.instancesWait {
+				t.Errorf("%d plugins started while slow compiles, want %d", n, tc.instancesWait)
+			}
+			l.open()
+			eventually(t, "slow settled", func() bool {
+				s := fileState(r, "slow.wasm").State
+				return s == StateServing || s == StateRefused
+			})
+			if s, _ := read(r.Catalog(), "x://doc"); s != tc.after {
+				t.Errorf("x://doc = %q after slow compiled, want %q\n%+v", s, tc.after, r.Status())
+			}
+			if !r.Ready() {
+				t.Errorf("not ready after every compile: %v", r.NotReady())
+			}
+		})
+	}
+}
+
+// TestHotAddDuringUnboundSlowCompile: from Load (as at start-up) onwards,
+// an unbound file compiling slowly holds neither readiness nor a bound
+// plugin, at start or hot added; an unbound plugin added meanwhile waits
+// for the slow file's claims.
+func TestHotAddDuringUnboundSlowCompile(t *testing.T) {
+	dir := t.TempDir()
+	settled(t, dir, spec{Name: "slow", Scheme: "s", Text: "slow"}, spec{Name: "a", Scheme: "a", Text: "a"})
+	bound := func(name string) config.Plugin {
+		p := config.DefaultPlugin()
+		p.File = filepath.Join(dir, name)
+		return p
+	}
+	cfg := &config.Config{Plugin: map[string]config.Plugin{"a": bound("a.wasm"), "b": bound("b.wasm")}}
+	l := newSlowLoader(t)
+	r, err := New(Options{Dir: dir, Loader: l, Config: cfg, Debounce: 10 * time.Millisecond, Rescan: -1,
+		DrainGrace: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		l.open()
+		cancel()
+		<-done
+		r.Close(context.Background())
+	})
+	go func() {
+		defer close(done)
+		if err := r.Load(ctx, time.Minute); err != nil {
+			t.Error(err)
+		}
+		r.Run(ctx)
+	}()
+	<-l.started
+	eventually(t, "ready, a served", func() bool { s, _ := read(r.Catalog(), "a://doc"); return r.Ready() && s == "a" })
+
+	writeSpec(t, dir, "b.wasm", spec{Name: "b", Scheme: "b", Text: "b"})
+	eventually(t, "hot-added bound b served", func() bool { s, _ := read(r.Catalog(), "b://doc"); return s == "b" })
+	writeSpec(t, dir, "u.wasm", spec{Name: "u", Scheme: "u", Text: "u"})
+	eventually(t, "u compiled", func() bool { return waitsUnsettled(r, "u.wasm") })
+	if s, err := read(r.Catalog(), "u://doc"); err == nil {
+		t.Errorf("unbound u serves (%q) while slow compiles", s)
+	}
+	if st := fileState(r, "u.wasm"); st.State != StatePending {
+		t.Errorf("u.wasm: %+v, want pending", st)
+	}
+	l.open()
+	eventually(t, "u and slow served", func() bool {
+		u, _ := read(r.Catalog(), "u://doc")
+		s, _ := read(r.Catalog(), "s://doc")
+		return u == "u" && s == "slow"
+	})
+}

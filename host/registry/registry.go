@@ -110,6 +110,7 @@ type Registry struct {
 	files       map[string]*file
 	inflight    map[string]*compileJob // path → the file's compile in progress
 	fresh       map[string]*loaded     // path → version compiled since the last settlement
+	landed      chan struct{}          // closed (and replaced) as compiles' outcomes are applied
 	scanPending bool                   // the last scan found a file still changing
 	serving     map[string]*loaded     // path → version in the current Set
 	held        map[string]*loaded     // path → compiled version kept out by settlement
@@ -200,6 +201,7 @@ func New(opts Options) (*Registry, error) {
 		files:    map[string]*file{},
 		inflight: map[string]*compileJob{},
 		fresh:    map[string]*loaded{},
+		landed:   make(chan struct{}),
 		pool:     newCompilePool(opts.CompileWorkers, opts.CompileTimeout),
 		serving:  map[string]*loaded{},
 		held:     map[string]*loaded{},
@@ -219,8 +221,8 @@ func New(opts Options) (*Registry, error) {
 func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
 
 // Ready reports whether the registry serves what it should: the
-// directory has been loaded (a scan found no file still changing, or Load
-// returned) and no file fails for a reason of the host's own (plugin.ErrHost:
+// directory has been loaded (a scan found no file still changing and no
+// compile is awaited, or Load returned) and no file fails for a reason of the host's own (plugin.ErrHost:
 // the compilation cache or the file cannot be read, say), which would
 // serve on a healthy host.
 func (r *Registry) Ready() bool { return r.NotReady() == nil }
@@ -284,9 +286,7 @@ func (r *Registry) startScan(ctx context.Context) (pending bool, jobs []*compile
 	}
 	pending, jobs, err = r.scanLocked(ctx)
 	r.scanPending = pending
-	if !pending && len(r.inflight) == 0 {
-		r.ready.Store(true)
-	}
+	r.readyLocked()
 	evs := r.events
 	r.events = nil
 	r.mu.Unlock()
@@ -306,10 +306,18 @@ func (r *Registry) emit(evs []Event) {
 
 // Load scans until no file is still changing (or maxWait passes), for a
 // start-up that should serve every plugin present from its first request.
+// It does not wait for a new unbound file still compiling that nothing
+// else waits for (see waitingLocked): that file is applied when its
+// compile ends, as by Run.
 func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
 	deadline := time.Now().Add(maxWait)
 	for {
-		pending, err := r.Scan(ctx)
+		pending, jobs, err := r.startScan(ctx)
+		if err == nil {
+			var again bool
+			again, err = r.await(ctx, jobs)
+			pending = pending || again
+		}
 		if err != nil || !pending || time.Now().After(deadline) {
 			r.ready.Store(true) // loaded as far as it will be
 			return err
@@ -318,6 +326,34 @@ func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(r.opts.Debounce):
+		}
+	}
+}
+
+// await waits until every job is done or nothing still compiling is
+// awaited (waitingLocked), and reports whether a job done found its file
+// still changing.
+func (r *Registry) await(ctx context.Context, jobs []*compileJob) (pending bool, err error) {
+	for {
+		r.mu.Lock()
+		done := true
+		for _, j := range jobs {
+			select {
+			case <-j.done:
+				pending = pending || !j.out.settled
+			default:
+				done = false
+			}
+		}
+		waiting, landed := r.waitingLocked(), r.landed
+		r.mu.Unlock()
+		if done || !waiting {
+			return pending, nil
+		}
+		select {
+		case <-landed:
+		case <-ctx.Done():
+			return pending, ctx.Err()
 		}
 	}
 }
@@ -456,8 +492,10 @@ func (r *Registry) fail(f *file, st stamp, err error) {
 
 // settleLocked decides what serves from every file's newest loadable
 // version (fresh ones first, else the one held), instantiates the winners
-// with their settings, and swaps in the Set they form.
-func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh map[string]*loaded, start time.Time) {
+// with their settings, and swaps in the Set they form. With boundOnly,
+// an unbound winner that does not serve as it is does not start yet: it
+// keeps what it had (settleFreshLocked says why).
+func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh map[string]*loaded, start time.Time, boundOnly bool) {
 	cands := map[string]*loaded{}
 	for path, f := range r.files {
 		if f.skipped != "" {
@@ -498,6 +536,14 @@ func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh m
 		if cur != nil && cur.module == l.module && (cur.settings.Equal(s) || f.failure != nil) {
 			// Unchanged, or its newest content failed: it serves as it was.
 			next[path] = cur
+			continue
+		}
+		if boundOnly && s.Enabled && !s.Binding.Bound() {
+			if cur != nil {
+				next[path] = cur // same module (an unbound new version is not a candidate): same claims
+			} else {
+				held[path] = l
+			}
 			continue
 		}
 		v := l.idle()

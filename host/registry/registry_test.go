@@ -179,6 +179,16 @@ func start(t *testing.T, dir string, loader Loader, cfg *config.Config, ev *even
 // scan is over.
 func startWith(t *testing.T, opts Options, ev *events) *Registry {
 	t.Helper()
+	r := run(t, opts, ev)
+	// The first scan may compile Go guests cold (seconds under -race on a
+	// busy machine); the 2 s bound applies to the changes that follow.
+	within(t, time.Minute, "first scan", r.Ready)
+	return r
+}
+
+// run runs a registry with opts until the test ends.
+func run(t *testing.T, opts Options, ev *events) *Registry {
+	t.Helper()
 	var r *Registry
 	if ev != nil {
 		opts.OnChange = func(e Event) {
@@ -200,9 +210,6 @@ func startWith(t *testing.T, opts Options, ev *events) *Registry {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	// The first scan may compile Go guests cold (seconds under -race on a
-	// busy machine); the 2 s bound applies to the changes that follow.
-	within(t, time.Minute, "first scan", r.Ready)
 	return r
 }
 
