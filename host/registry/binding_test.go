@@ -122,6 +122,7 @@ func TestClaimsSettleWithoutOrder(t *testing.T) {
 				writeOld(t, dir, map[string][]byte{ownerFile: specBytes(owner), rivalFile: specBytes(tc.rival)})
 				loader := &recordingLoader{Loader: &nativeLoader{}}
 				r := start(t, dir, loader, granted(tc.bind(dir, ownerFile)), nil)
+				rs := settledState(t, r, rivalFile, 2*time.Second)
 				got, _ := read(r.Catalog(), "x://doc")
 				if got != tc.wantText {
 					t.Errorf("x://doc = %q, want %q\n%+v", got, tc.wantText, r.Status())
@@ -129,7 +130,6 @@ func TestClaimsSettleWithoutOrder(t *testing.T) {
 				if s, err := read(r.Catalog(), "y://doc"); err == nil {
 					t.Errorf("the impostor serves y://doc: %q", s)
 				}
-				rs := fileState(r, rivalFile)
 				if rs.State != StateRefused || !strings.Contains(rs.Error, tc.rivalOut) {
 					t.Errorf("rival %+v, want refused with %q", rs, tc.rivalOut)
 				}

@@ -341,24 +341,30 @@ func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
 }
 
 // waitingLocked reports whether readiness (and Load) still waits for a
-// compile: a compiled version waits to be settled (settleFreshLocked), or
-// a new file is compiling that the configuration may bind, or any new
-// file when the configuration binds no plugin. Where it binds some, the
-// bound plugins are the ones the operator relies on: a new unbound file
-// still compiling holds neither them nor readiness, and is applied when
-// its compile ends, like a file added later.
+// compile: a compiled version waits to be settled (settleFreshLocked), a
+// new file is compiling that the configuration may bind, or any new file
+// is, unless it is the only one and the configuration binds some plugin.
+// The bound plugins are then the ones the operator relies on, and no
+// other plugin waits for that file (an unbound one would wait, and would
+// hold readiness itself): the file is applied when its compile ends,
+// like a file added later.
 func (r *Registry) waitingLocked() bool {
 	if len(r.fresh) > 0 {
 		return true
 	}
 	cfg := r.cfg.Load()
 	binds := slices.ContainsFunc(slices.Collect(maps.Values(cfg.Plugin)), func(p config.Plugin) bool { return p.Binding.Bound() })
+	unbound := 0
 	for _, j := range r.inflight {
-		if j.cur == "" && (!binds || mayBeBound(cfg, j.f.path, j.digest)) {
+		if j.cur != "" {
+			continue
+		}
+		if !binds || mayBeBound(cfg, j.f.path, j.digest) {
 			return true
 		}
+		unbound++
 	}
-	return false
+	return unbound > 1
 }
 
 // readyLocked marks the registry ready once no file is still changing

@@ -222,9 +222,10 @@ func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
 
 // Ready reports whether the registry serves what it should: the
 // directory has been loaded (a scan found no file still changing and no
-// compile is awaited, or Load returned) and no file fails for a reason of the host's own (plugin.ErrHost:
-// the compilation cache or the file cannot be read, say), which would
-// serve on a healthy host.
+// compile readiness waits for is running, or Load returned) and no file
+// fails for a reason of the host's own (plugin.ErrHost: the compilation
+// cache or the file cannot be read, say), which would serve on a healthy
+// host.
 func (r *Registry) Ready() bool { return r.NotReady() == nil }
 
 // NotReady returns why Ready is false, nil when it is true.

@@ -213,6 +213,18 @@ func run(t *testing.T, opts Options, ev *events) *Registry {
 	return r
 }
 
+// settledState waits (up to d) until the file is no longer pending, as
+// readiness does not wait for the last new unbound file while the
+// configuration binds plugins, and returns its state.
+func settledState(t *testing.T, r *Registry, name string, d time.Duration) FileStatus {
+	t.Helper()
+	within(t, d, name+" settled", func() bool {
+		s := fileState(r, name).State
+		return s != StatePending && s != ""
+	})
+	return fileState(r, name)
+}
+
 func fileState(r *Registry, name string) FileStatus {
 	for _, f := range r.Status().Files {
 		if filepath.Base(f.Path) == name {

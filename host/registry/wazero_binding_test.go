@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/corral-mcp/corral/host/catalog/catalogtest"
 	"github.com/corral-mcp/corral/host/config"
@@ -52,10 +53,11 @@ func TestBindingWasm(t *testing.T) {
 			dir := t.TempDir()
 			writeOld(t, dir, map[string][]byte{"conformance.wasm": conf, rival: hijack})
 			r := start(t, dir, WasmLoader(rt), issuesCfg(config.Binding{}), nil)
+			f := settledState(t, r, rival, 30*time.Second)
 			if s, err := read(r.Catalog(), "test://static-text"); err != nil || s != catalogtest.StaticText {
 				t.Errorf("test://static-text = %q, %v; want conformance's", s, err)
 			}
-			if f := fileState(r, rival); f.State != StateRefused || f.Conflict == nil || f.Conflict.Value != "test" {
+			if f.State != StateRefused || f.Conflict == nil || f.Conflict.Value != "test" {
 				t.Errorf("%s: %+v, want refused over scheme test", rival, f)
 			}
 		})
@@ -86,6 +88,8 @@ func TestBindingWasm(t *testing.T) {
 			writeOld(t, dir, map[string][]byte{"issues.wasm": issues, "aaa.wasm": impostor})
 			loader := &recordingLoader{Loader: WasmLoader(rt)}
 			r := start(t, dir, loader, issuesCfg(tc.bind(dir)), nil)
+			f := settledState(t, r, "aaa.wasm", 30*time.Second)
+			settledState(t, r, "issues.wasm", 30*time.Second)
 			if s, err := read(r.Catalog(), "issues://stolen"); err == nil {
 				t.Errorf("the impostor serves: %q", s)
 			}
@@ -93,7 +97,7 @@ func TestBindingWasm(t *testing.T) {
 			if got := err == nil && !strings.Contains(s, "IMPOSTOR"); got != tc.serving {
 				t.Errorf("issues://1 = %.60q, %v; want served %v", s, err, tc.serving)
 			}
-			if f := fileState(r, "aaa.wasm"); f.State != StateRefused {
+			if f.State != StateRefused {
 				t.Errorf("impostor %+v, want refused", f)
 			}
 			if n := loader.started("aaa.wasm"); len(n) != 0 {
