@@ -71,6 +71,21 @@ func BenchmarkOutput(b *testing.B) {
 				}
 			}
 		})
+		// What one answer cost when host/plugin scanned it with json.Valid
+		// before the catalog's own pass (until the strict reader): the
+		// difference to the row above is what the single scan saves.
+		b.Run(c.name+"/json.Valid-first", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.out)))
+			for b.Loop() {
+				if !json.Valid(c.out) {
+					b.Fatal("invalid fixture")
+				}
+				if err := c.run(s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
