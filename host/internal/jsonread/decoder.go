@@ -619,20 +619,7 @@ func cut(key []byte) string {
 // whom null means something else checks Null first. Any other value that
 // is not an object is a TypeError for path.
 func (d *Decoder) Object(path string, names *Names, member func(i int, key []byte)) {
-	switch d.Peek() {
-	case '{':
-	case 'n':
-		d.literal("null")
-		return
-	default:
-		d.Mismatch(pathOr(path), "object")
-		return
-	}
-	if !d.open() {
-		return
-	}
-	if d.Peek() == '}' {
-		d.close()
+	if !d.enter(path) {
 		return
 	}
 	var seen uint64
@@ -666,24 +653,34 @@ func (d *Decoder) Object(path string, names *Names, member func(i int, key []byt
 	}
 }
 
-// Map reads an object whose member names are data (a map): a repeated
-// name is refused and its value skipped; member reads each value. null
-// and other values are as for Object.
-func (d *Decoder) Map(path string, member func(key []byte)) {
+// enter starts reading an object for Object and Map: it reports whether
+// members follow. null is read (and means nothing), an empty object is
+// read whole, and any other value is a TypeError for path.
+func (d *Decoder) enter(path string) bool {
 	switch d.Peek() {
 	case '{':
 	case 'n':
 		d.literal("null")
-		return
+		return false
 	default:
 		d.Mismatch(pathOr(path), "object")
-		return
+		return false
 	}
 	if !d.open() {
-		return
+		return false
 	}
 	if d.Peek() == '}' {
 		d.close()
+		return false
+	}
+	return true
+}
+
+// Map reads an object whose member names are data (a map): a repeated
+// name is refused and its value skipped; member reads each value. null
+// and other values are as for Object.
+func (d *Decoder) Map(path string, member func(key []byte)) {
+	if !d.enter(path) {
 		return
 	}
 	var seen seenNames
