@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,29 +27,29 @@ const (
 // little holds little memory.
 const bodyChunk = 64 << 10
 
-// counter counts what is in progress per client (clientKey): requests,
-// listen streams.
+// counter counts what is in progress per client: requests, listen
+// streams.
 type counter struct {
 	mu sync.Mutex
-	n  map[string]int
+	n  map[client]int
 }
 
 // acquire counts one of k in, unless k has max in progress.
-func (f *counter) acquire(k string, max int) bool {
+func (f *counter) acquire(k client, max int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n[k] >= max {
 		return false
 	}
 	if f.n == nil {
-		f.n = map[string]int{}
+		f.n = map[client]int{}
 	}
 	f.n[k]++
 	return true
 }
 
 // release counts one of k out.
-func (f *counter) release(k string) {
+func (f *counter) release(k client) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.n[k]--; f.n[k] <= 0 {
@@ -87,14 +86,14 @@ func (h *HTTPHandler) RequestBound(r *http.Request, p abi.Principal) (open func(
 	return open, func() { h.inflight.release(k) }
 }
 
-// clientBound returns the key r's client is counted by, its bound on
-// requests in progress and what it is, for the error.
-func (h *HTTPHandler) clientBound(r *http.Request, p abi.Principal) (key string, max int, who string) {
-	k := h.clientKey(r, p)
-	if strings.HasPrefix(k, clientAddressKey) {
-		return k, h.opts.MaxConcurrentPerAddress, "client address"
+// clientBound returns whom r's requests in progress count against, its
+// bound and what it is, for the error.
+func (h *HTTPHandler) clientBound(r *http.Request, p abi.Principal) (c client, max int, who string) {
+	c = h.clientOf(r, p)
+	if c.byAddress() {
+		return c, h.opts.MaxConcurrentPerAddress, "client address"
 	}
-	return k, h.opts.MaxConcurrentPerPrincipal, "principal"
+	return c, h.opts.MaxConcurrentPerPrincipal, "principal"
 }
 
 func errTooManyRequests(max int, who string) *mcp.Error {
@@ -102,22 +101,21 @@ func errTooManyRequests(max int, who string) *mcp.Error {
 		Message: "Too many requests: " + strconv.Itoa(max) + " requests of this " + who + " are in progress; retry later."}
 }
 
-// admit counts r in against its client's bound on concurrent requests. It
-// returns the function that counts it out again (call it once, when the
-// request is done or has become a stream governed by a bound of its own),
-// or, when the bound is reached, answers 429 with a JSON-RPC error
-// (CodeRateLimited, Retry-After: 1) and returns nil.
-func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Principal) (done func()) {
+// admit counts r in against its client's bound on concurrent requests and
+// returns the client, whom the caller counts out again (inflight.release)
+// once, when the request is done or has become a stream governed by a
+// bound of its own. When the bound is reached it answers 429 with a
+// JSON-RPC error (CodeRateLimited, Retry-After: 1) and returns false.
+func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, p abi.Principal) (client, bool) {
 	k, max, who := h.clientBound(r, p)
 	if !h.inflight.acquire(k, max) {
 		h.refusedConcurrency.Add(1)
 		h.log.Debug("transport: too many concurrent requests", "by", who)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusTooManyRequests, nil, errTooManyRequests(max, who))
-		return nil
+		return client{}, false
 	}
-	var once sync.Once
-	return func() { once.Do(func() { h.inflight.release(k) }) }
+	return k, true
 }
 
 // errBodyTimeout is readRequestBody's error for a body that did not
@@ -126,20 +124,47 @@ var errBodyTimeout = errors.New("transport: body read deadline passed")
 
 // readRequestBody reads r's body whole, at most MaxBodyBytes, within
 // ReadBodyTimeout of now, and clears the deadline once the body is in, so
-// that it bounds the body alone. A server that cannot set deadlines (a
+// that it bounds the body alone. A writer that cannot set deadlines (a
 // test's recorder) reads without one.
 func (h *HTTPHandler) readRequestBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rc := http.NewResponseController(w)
-	if err := rc.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return nil, fmt.Errorf("transport: body deadline: %w", err)
+	d := readDeadlinerOf(w)
+	if d != nil {
+		if err := d.SetReadDeadline(time.Now().Add(h.opts.ReadBodyTimeout)); err != nil {
+			return nil, fmt.Errorf("transport: body deadline: %w", err)
+		}
 	}
 	body, err := readBody(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes), r.ContentLength)
-	_ = rc.SetReadDeadline(time.Time{})
+	if d != nil {
+		_ = d.SetReadDeadline(time.Time{})
+	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		h.refusedBodyTimeout.Add(1)
 		return nil, errBodyTimeout
 	}
 	return body, err
+}
+
+// readDeadliner is a ResponseWriter that can bound the read of its
+// request's body, as net/http's own writers can.
+type readDeadliner interface {
+	SetReadDeadline(time.Time) error
+}
+
+// readDeadlinerOf returns w, or the writer it wraps (Unwrap, as
+// http.ResponseController follows), that can set a read deadline, or nil
+// when none can. It asks the types themselves: ResponseController would
+// build an error on every request to say that a writer cannot.
+func readDeadlinerOf(w http.ResponseWriter) readDeadliner {
+	for {
+		switch t := w.(type) {
+		case readDeadliner:
+			return t
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // readBody reads a body whole. The buffer starts at the declared length

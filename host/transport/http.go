@@ -98,9 +98,9 @@ type HTTPHandler struct {
 
 	sessions *sessionTable
 
-	listens counter // client (clientKey) -> listen streams open
+	listens counter // client -> listen streams open
 
-	inflight counter // clientKey -> POSTs in progress
+	inflight counter // client -> POSTs in progress
 
 	refusedConcurrency, refusedBodyTimeout atomic.Int64 // AdmissionStats
 }
@@ -178,11 +178,16 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			return
 		}
 	}
-	done := h.admit(w, r, p)
-	if done == nil {
+	k, ok := h.admit(w, r, p)
+	if !ok {
 		return
 	}
-	defer done()
+	admitted := true
+	defer func() {
+		if admitted {
+			h.inflight.release(k)
+		}
+	}()
 	body, err := h.readRequestBody(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -238,7 +243,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
 			return
 		}
-		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, quota: h.clientKey(r, p)}
+		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, quota: k}
 		req.Session = newSession.s
 	case r.Header.Get(HeaderSessionID) != "":
 		hs := h.sessions.get(r.Header.Get(HeaderSessionID), p.ID)
@@ -260,13 +265,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	}
 
 	if m.Modern() && m.Method == "subscriptions/listen" {
-		client := h.clientKey(r, p)
-		if !h.listens.acquire(client, h.opts.MaxListensPerClient) {
+		if !h.listens.acquire(k, h.opts.MaxListensPerClient) {
 			writeError(w, http.StatusTooManyRequests, m.ID, h.errTooManyListens())
 			return
 		}
-		defer h.listens.release(client)
-		done() // a stream now, bounded as one, not as a request in progress
+		defer h.listens.release(k)
+		// A stream now, bounded as one, not as a request in progress.
+		h.inflight.release(k)
+		admitted = false
 	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
 	req.Notify = out.notify
@@ -325,14 +331,14 @@ func (h *HTTPHandler) errTooManyListens() *mcp.Error {
 // streams over HTTP count against: a WebSocket client opening many
 // connections gets no more streams than over HTTP.
 func (h *HTTPHandler) ListenBound(r *http.Request, p abi.Principal) (open func() *mcp.Error, close func()) {
-	client := h.clientKey(r, p)
+	c := h.clientOf(r, p)
 	open = func() *mcp.Error {
-		if !h.listens.acquire(client, h.opts.MaxListensPerClient) {
+		if !h.listens.acquire(c, h.opts.MaxListensPerClient) {
 			return h.errTooManyListens()
 		}
 		return nil
 	}
-	return open, func() { h.listens.release(client) }
+	return open, func() { h.listens.release(c) }
 }
 
 // wantsSSEOnly reports whether an Accept header admits text/event-stream

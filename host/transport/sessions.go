@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +22,7 @@ const (
 type httpSession struct {
 	s     *mcp.Session
 	owner string // principal id that opened the session
-	quota string // the client its quota counts against (clientKey)
+	quota client // whom its quota counts against
 	used  uint64 // the table's clock at the last request in it; guarded by the table's mu
 }
 
@@ -37,14 +38,14 @@ type sessionTable struct {
 	mu      sync.Mutex
 	clock   uint64
 	byID    map[string]*httpSession
-	byQuota map[string]map[*httpSession]struct{}
+	byQuota map[client]map[*httpSession]struct{}
 
 	evicted, refused atomic.Int64
 }
 
 func newSessionTable(max, perClient int) *sessionTable {
 	return &sessionTable{max: max, perClient: perClient,
-		byID: map[string]*httpSession{}, byQuota: map[string]map[*httpSession]struct{}{}}
+		byID: map[string]*httpSession{}, byQuota: map[client]map[*httpSession]struct{}{}}
 }
 
 // errSessionsFull is why a session was refused: the table is full.
@@ -142,26 +143,39 @@ func (h *HTTPHandler) SessionStats() SessionStats {
 	return SessionStats{Open: open, Evicted: t.evicted.Load(), Refused: t.refused.Load()}
 }
 
-// clientKey names whom a per-client quota counts r against: its principal
-// or, for a request without credentials (everyone without a token shares
-// the anonymous principal), its client address, taken from the forwarding
-// header only behind a trusted proxy (ClientAddr) and counted by
-// AddrBucket.
-func (h *HTTPHandler) clientKey(r *http.Request, p abi.Principal) string {
-	if len(r.Header.Values("Authorization")) > 0 {
-		return clientPrincipalKey + p.ID
-	}
-	if a := ClientAddr(r, h.opts.Proxies); a.IsValid() {
-		return clientAddressKey + AddrBucket(a).String()
-	}
-	return clientPrincipalKey + p.ID
+// client names whom a per-client quota counts a request against: its
+// principal or, for a request without credentials (everyone without a
+// token shares the anonymous principal), its client address bucket. It
+// is comparable, so the counters key their maps by it without building
+// a string per request.
+type client struct {
+	principal string       // the principal's id, when counted by principal
+	addr      netip.Prefix // the address bucket (AddrBucket), when counted by address
 }
 
-// The prefixes of clientKey's two kinds of key.
-const (
-	clientPrincipalKey = "principal:"
-	clientAddressKey   = "address:"
-)
+// byAddress reports whether c counts an anonymous request by its address.
+func (c client) byAddress() bool { return c.addr.IsValid() }
+
+// String names c for logs and errors: "principal:ID" or "address:PREFIX".
+func (c client) String() string {
+	if c.byAddress() {
+		return "address:" + c.addr.String()
+	}
+	return "principal:" + c.principal
+}
+
+// clientOf returns whom r's per-client quotas count against: p, when r
+// carries credentials; otherwise r's client address, taken from the
+// forwarding header only behind a trusted proxy (ClientAddr) and counted
+// by AddrBucket; p again when r has no usable address.
+func (h *HTTPHandler) clientOf(r *http.Request, p abi.Principal) client {
+	if len(r.Header.Values("Authorization")) == 0 {
+		if a := ClientAddr(r, h.opts.Proxies); a.IsValid() {
+			return client{addr: AddrBucket(a)}
+		}
+	}
+	return client{principal: p.ID}
+}
 
 // errTooManySessions answers an initialize refused because every session
 // slot is in use by clients within their quotas (HTTP 503).
