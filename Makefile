@@ -9,12 +9,20 @@ WASMTIME_CACHE := $(CURDIR)/build/cache-wasmtime
 PLUGIN_SRCS := $(wildcard plugins/*/main.go)
 PLUGIN_NAMES := $(patsubst plugins/%/main.go,%,$(PLUGIN_SRCS))
 PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
+# The example provider in every SDK language (docs/plugins.md §2); each
+# language's rule builds build/examples/<lang>.wasm.
+EXAMPLE_LANGS := go
+EXAMPLE_WASM := $(patsubst %,build/examples/%.wasm,$(EXAMPLE_LANGS))
+empty :=
+comma := ,
+JUDGE_WASM = $(subst $(empty) $(empty),$(comma),$(strip $(patsubst %,$(CURDIR)/%,$(EXAMPLE_WASM))))
 HTTP_ADDR ?= 127.0.0.1:7337
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
 .PHONY: build-wasmtime test-wasmtime bench-engines soak
+.PHONY: examples judge toolchains
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
 all: build plugins
@@ -35,7 +43,7 @@ build-wasmtime:
 # staticcheck, the race detector), then the independent clients and the
 # official conformance suite against the wasmtime binary with every plugin
 # on wasmtime.
-test-wasmtime: build-wasmtime plugins peers
+test-wasmtime: build-wasmtime plugins peers examples
 	CGO_ENABLED=1 $(GO) vet -tags wasmtime ./host/plugin/...
 	CGO_ENABLED=1 $(GO) run $(STATICCHECK) -tags wasmtime ./host/plugin/...
 	CGO_ENABLED=1 $(GO) test -race -tags wasmtime ./host/plugin/...
@@ -45,7 +53,7 @@ test-wasmtime: build-wasmtime plugins peers
 	for f in $(PLUGIN_WASM); do \
 		CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) CORRAL_PLUGINS_ENGINE=wasmtime $(BIN_WASMTIME) plugin inspect $$f >/dev/null || exit 1; \
 	done
-	cd interop && CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) $(GO) test -count=1 ./...
+	cd interop && JUDGE_WASM=$(JUDGE_WASM) CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) $(GO) test -count=1 ./...
 	CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) bash interop/conformance.sh
 
 # wazero and wasmtime side by side in one run (also part of make bench).
@@ -58,12 +66,27 @@ build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../$@ ./$*
 
+# The example providers, one per SDK language, and their judge
+# (interop/judge_test.go) on wazero; test-wasmtime judges them on wasmtime.
+examples: $(EXAMPLE_WASM)
+
+# Every SDK toolchain; each example's rule installs its own when missing.
+toolchains:
+	bash sdk/install-toolchains.sh
+
+build/examples/go.wasm: FORCE
+	@mkdir -p build/examples
+	cd examples/go && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../../$@ .
+
+judge: build examples
+	cd interop && JUDGE_WASM=$(JUDGE_WASM) $(GO) test -count=1 -run '^TestJudge$$' .
+
 run: build plugins
 	$(BIN) serve --config testdata/sample/corral.yaml --http $(HTTP_ADDR)
 
 # The whole suite: unit tests (with the race detector), the independent
 # clients and the official conformance suite.
-test: build plugins test-race interop conformance
+test: build plugins test-race interop conformance judge
 
 test-unit: build plugins
 	$(GO) test ./...
@@ -110,6 +133,7 @@ check:
 	cd sdk-guest && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 	cd plugins && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 	cd interop && $(GO) vet ./... && $(GO) mod tidy -diff
+	cd examples/go && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf bin build
