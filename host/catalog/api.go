@@ -55,15 +55,6 @@ type Options struct {
 // DefaultListBudget is Options.ListBudget's default.
 const DefaultListBudget = 500 * time.Millisecond
 
-// Features says which MCP server features a Set serves, so the protocol
-// layer advertises exactly those capabilities.
-type Features struct {
-	Resources   bool // resources/list, resources/read, resources/templates/list
-	Prompts     bool // prompts/list, prompts/get
-	Tools       bool // tools/list, tools/call
-	Completions bool // completion/complete
-}
-
 // ListKind names one of the four merged lists.
 type ListKind int
 

@@ -452,15 +452,9 @@ func TestProviderErrors(t *testing.T) {
 	}
 }
 
-func TestFeatures(t *testing.T) {
+func TestGeneration(t *testing.T) {
 	empty := mustSet(t, catalog.Options{})
-	if empty.Features() != (catalog.Features{}) {
-		t.Errorf("empty set serves %+v", empty.Features())
-	}
 	full := mustSet(t, catalog.Options{}, catalogtest.Conformance())
-	if want := (catalog.Features{Resources: true, Prompts: true, Tools: true, Completions: true}); full.Features() != want {
-		t.Errorf("got %+v, want %+v", full.Features(), want)
-	}
 	if empty.Generation() == full.Generation() {
 		t.Error("different sets share a generation")
 	}

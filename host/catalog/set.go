@@ -32,7 +32,6 @@ type Set struct {
 	keys      *keys.Ring
 	gen       uint64
 	genHex    string
-	features  Features
 
 	schemes   map[string]*provider  // scheme -> owner
 	prompts   map[string]*promptRef // name -> prompt
@@ -170,7 +169,6 @@ func (s *Set) claim(p *provider) error {
 		}
 		s.schemes[sc] = p
 		p.schemes = append(p.schemes, sc)
-		s.features.Resources = true
 	}
 	for i := range m.Resources {
 		r := &m.Resources[i]
@@ -212,7 +210,6 @@ func (s *Set) claim(p *provider) error {
 		tt := &template{owner: p, raw: t.URITemplate, tmpl: tmpl, vars: vars, complete: t.Complete}
 		s.templates[t.URITemplate] = tt
 		p.templates = append(p.templates, tt)
-		s.features.Completions = true
 	}
 	for i := range m.Prompts {
 		pr := &m.Prompts[i]
@@ -231,8 +228,6 @@ func (s *Set) claim(p *provider) error {
 			}
 		}
 		s.prompts[pr.Name] = &promptRef{owner: p, prompt: pr}
-		s.features.Prompts = true
-		s.features.Completions = true
 	}
 	for i := range m.Tools {
 		t := &m.Tools[i]
@@ -261,7 +256,6 @@ func (s *Set) claim(p *provider) error {
 			s.toolHeaders[t.Name] = hs
 		}
 		s.tools[t.Name] = p
-		s.features.Tools = true
 	}
 	return nil
 }
@@ -323,9 +317,6 @@ func (s *Set) encodeStatic() error {
 // Generation returns a content-derived id of the Set: the same providers
 // (same manifests and digests) give the same id in every process.
 func (s *Set) Generation() string { return s.genHex }
-
-// Features returns what the Set serves.
-func (s *Set) Features() Features { return s.features }
 
 // Providers returns the Set's providers in list order.
 func (s *Set) Providers() []Provider {

@@ -260,27 +260,19 @@ func methodNotFound(method, why string) *Error {
 	return errorWithData(CodeMethodNotFound, "Method not found: "+method+"."+why, nil)
 }
 
-// method serves the methods both eras share.
+// method serves the methods both eras share. Every feature is served
+// whatever the current Set holds (an empty list is a valid answer), as
+// capabilities advertises; only a Server without a Set knows no method.
 func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]byte, *Error) {
 	set := s.current()
-	var f catalog.Features
-	if set != nil {
-		f = set.Features()
-	}
-	var gate bool
 	switch m.Method {
 	case "server/discover":
-		gate = true
-	case "resources/list", "resources/templates/list", "resources/read":
-		gate = f.Resources
-	case "prompts/list", "prompts/get":
-		gate = f.Prompts
-	case "tools/list", "tools/call":
-		gate = f.Tools
-	case "completion/complete":
-		gate = f.Completions
-	}
-	if !gate {
+	case "resources/list", "resources/templates/list", "resources/read",
+		"prompts/list", "prompts/get", "tools/list", "tools/call", "completion/complete":
+		if set == nil {
+			return nil, methodNotFound(m.Method, "")
+		}
+	default:
 		return nil, methodNotFound(m.Method, "")
 	}
 	if m.pErr != nil {
@@ -303,7 +295,7 @@ func (s *Server) method(ctx context.Context, req Request, m *Message, e era) ([]
 	}
 	switch m.Method {
 	case "server/discover":
-		return s.discover(m, f), nil
+		return s.discover(m), nil
 	case "resources/list":
 		return s.list(ctx, set, r, m, e, catalog.ListResources)
 	case "resources/templates/list":
@@ -385,54 +377,39 @@ func (s *Server) closeResult(b []byte, e era, cacheable bool, ttl time.Duration,
 	return append(b, '}')
 }
 
-// capabilities encodes the capabilities for features.
-// live says that a notification hub serves subscriptions and list_changed.
-func capabilities(b []byte, f catalog.Features, e era, live bool) []byte {
-	b = append(b, '{')
-	n := 0
-	add := func(name, body string) {
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
-		b = append(b, '"')
-		b = append(b, name...)
-		b = append(b, `":`...)
-		b = append(b, body...)
-	}
+// capabilities encodes the server's capabilities. They do not follow the
+// current Set: a client caches them (a 2025-11-25 session for its life,
+// a 2026-07-28 client for ttlMs), and one that connected while the first
+// plugins loaded, or before the first tool plugin arrived, would never
+// learn of what came later. live says that a notification hub serves
+// subscriptions and list_changed, which tell the client when to list again.
+func capabilities(b []byte, e era, live bool) []byte {
 	listChanged := "{}"
+	resources := "{}"
 	if live {
 		listChanged = `{"listChanged":true}`
+		resources = `{"subscribe":true,"listChanged":true}`
 	}
-	if f.Completions {
-		add("completions", "{}")
-	}
+	b = append(b, `{"completions":{}`...)
 	if e == eraLegacy {
-		add("logging", "{}")
+		b = append(b, `,"logging":{}`...)
 	}
-	if f.Prompts {
-		add("prompts", listChanged)
-	}
-	if f.Resources {
-		if live {
-			add("resources", `{"subscribe":true,"listChanged":true}`)
-		} else {
-			add("resources", "{}")
-		}
-	}
-	if f.Tools {
-		add("tools", listChanged)
-	}
+	b = append(b, `,"prompts":`...)
+	b = append(b, listChanged...)
+	b = append(b, `,"resources":`...)
+	b = append(b, resources...)
+	b = append(b, `,"tools":`...)
+	b = append(b, listChanged...)
 	return append(b, '}')
 }
 
-func (s *Server) discover(m *Message, f catalog.Features) []byte {
+func (s *Server) discover(m *Message) []byte {
 	return s.result(m.ID, eraModern, 128+len(s.opts.Instructions), func(b []byte) []byte {
 		b = openModern(b)
 		b = append(b, `,"supportedVersions":`...)
 		b = appendStrings(b, modernVersions)
 		b = append(b, `,"capabilities":`...)
-		b = capabilities(b, f, eraModern, s.opts.Hub != nil)
+		b = capabilities(b, eraModern, s.opts.Hub != nil)
 		if s.opts.Instructions != "" {
 			b = append(b, `,"instructions":`...)
 			b = appendString(b, s.opts.Instructions)
@@ -463,11 +440,6 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 	if slices.Contains(legacyVersions, requested) {
 		version = requested
 	}
-	set := s.current()
-	var f catalog.Features
-	if set != nil {
-		f = set.Features()
-	}
 	req.Session.start(version, m.p.Caps)
 	if s.opts.Hub != nil {
 		p := req.Principal
@@ -483,7 +455,7 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 		b = append(b, `{"protocolVersion":`...)
 		b = appendString(b, version)
 		b = append(b, `,"capabilities":`...)
-		b = capabilities(b, f, eraLegacy, s.opts.Hub != nil)
+		b = capabilities(b, eraLegacy, s.opts.Hub != nil)
 		b = append(b, `,"serverInfo":`...)
 		b = append(b, s.serverInfo...)
 		if s.opts.Instructions != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/catalog/catalogtest"
+	"github.com/corral-mcp/corral/host/notify"
 )
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
@@ -131,23 +132,65 @@ func TestServeErrors(t *testing.T) {
 	}
 }
 
-func TestUnadvertisedMethods(t *testing.T) {
-	// A provider serving only resources: prompts, tools and completion
-	// are not advertised and answer -32601.
+func TestCapabilitiesWhateverTheSet(t *testing.T) {
+	// Capabilities do not follow the plugin set: a server with no
+	// plugins, or with only resources, advertises every feature, and
+	// serves each (an empty list, or the error of a missing name), so a
+	// client that connected early caches nothing it must unlearn.
 	only := &catalogtest.Provider{M: abi.Manifest{Name: "res", Version: "1", ABI: abi.Major, Schemes: []string{"res"},
 		Resources: []abi.Resource{{URI: "res://a", Name: "a"}}}}
-	s := newServer(t, only)
-	for _, method := range []string{"prompts/list", "prompts/get", "tools/list", "tools/call", "completion/complete", "subscriptions/listen"} {
-		t.Run(method, func(t *testing.T) {
-			r := s.ServeBytes(context.Background(), Request{}, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{"name":"x",`+modernMeta+`}}`))
-			if r.Err == nil || r.Err.Code != CodeMethodNotFound {
-				t.Errorf("reply %s, want -32601", r.Msg)
+	const (
+		modern = `"capabilities":{"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
+		legacy = `"capabilities":{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
+		static = `"capabilities":{"completions":{},"prompts":{},"resources":{},"tools":{}}`
+	)
+	for name, providers := range map[string][]catalog.Provider{"empty": nil, "resources only": {only}} {
+		t.Run(name, func(t *testing.T) {
+			set, err := catalog.NewSet(providers, catalog.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := NewServer(catalog.New(set), Options{Version: "test", Hub: notify.New(notify.Options{})})
+			bare := NewServer(catalog.New(set), Options{Version: "test"})
+			discover := []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`)
+			if r := live.ServeBytes(context.Background(), Request{}, discover); !strings.Contains(string(r.Msg), modern) {
+				t.Errorf("discover: %s, want %s", r.Msg, modern)
+			}
+			if r := bare.ServeBytes(context.Background(), Request{}, discover); !strings.Contains(string(r.Msg), static) {
+				t.Errorf("discover without a hub: %s, want %s", r.Msg, static)
+			}
+			init := []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+			if r := live.ServeBytes(context.Background(), Request{Session: NewSession("s")}, init); !strings.Contains(string(r.Msg), legacy) {
+				t.Errorf("initialize: %s, want %s", r.Msg, legacy)
+			}
+			tests := []struct {
+				method, want string
+				code         int
+			}{
+				{"prompts/list", `"prompts":[]`, 0},
+				{"tools/list", `"tools":[]`, 0},
+				{"resources/templates/list", `"resourceTemplates":[]`, 0},
+				{"prompts/get", `"data":{"name":"x"}`, CodeInvalidParams},
+				{"tools/call", `"data":{"name":"x"}`, CodeInvalidParams},
+				{"completion/complete", `"data":{"name":"x"}`, CodeInvalidParams},
+			}
+			for _, tt := range tests {
+				r := live.ServeBytes(context.Background(), Request{}, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+tt.method+
+					`","params":{"name":"x","ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":""},`+modernMeta+`}}`))
+				code := 0
+				if r.Err != nil {
+					code = r.Err.Code
+				}
+				if code != tt.code || !strings.Contains(string(r.Msg), tt.want) {
+					t.Errorf("%s: %s, want code %d and %s", tt.method, r.Msg, tt.code, tt.want)
+				}
 			}
 		})
 	}
-	r := s.ServeBytes(context.Background(), Request{}, []byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`))
-	if !strings.Contains(string(r.Msg), `"capabilities":{"resources":{}}`) {
-		t.Errorf("discover advertises more than resources: %s", r.Msg)
+	// Without a hub there is nothing to listen to.
+	r := newServer(t, only).ServeBytes(context.Background(), Request{}, []byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{`+modernMeta+`}}`))
+	if r.Err == nil || r.Err.Code != CodeMethodNotFound {
+		t.Errorf("subscriptions/listen without a hub: %s, want -32601", r.Msg)
 	}
 }
 

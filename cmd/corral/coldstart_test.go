@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The capabilities every answer must carry, whatever is loaded: the
+// server runs with a notification hub, so subscribe and listChanged too.
+const (
+	modernCaps = `"capabilities":{"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
+	legacyCaps = `"capabilities":{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
+)
+
+// coldPlugins is a plugin directory holding the conformance plugin (a Go
+// guest, seconds to compile) and an empty compilation cache for it.
+func coldPlugins(t *testing.T) (dir, cache string) {
+	t.Helper()
+	builtPlugins(t, "conformance")
+	dir = t.TempDir()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, t.TempDir()
+}
+
+// TestColdStartAdvertisesCapabilities starts bin/corral on a cold
+// compilation cache and asks at once: server/discover and initialize over
+// HTTP while /readyz still says the plugins are loading, and initialize
+// over stdio. Every answer advertises resources, prompts, tools and
+// completions, so no client caches an empty server (issue 17, item 1).
+func TestColdStartAdvertisesCapabilities(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := corralBinary(t)
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		dir, cache := coldPlugins(t)
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, "serve", "--plugins", dir, "--http", addr)
+		cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+cache)
+		s := &server{t: t, cmd: cmd, base: "http://" + addr, logs: &syncBuf{}, exited: make(chan error, 1)}
+		cmd.Stdout, cmd.Stderr = s.logs, s.logs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { s.exited <- cmd.Wait() }()
+		defer func() {
+			cmd.Process.Kill()
+			if t.Failed() {
+				t.Logf("server log:\n%s", s.logs.String())
+			}
+		}()
+		readyz := func() int {
+			resp, err := http.Get(s.base + "/readyz")
+			if err != nil {
+				return 0
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		s.waitFor("the HTTP listener", func() bool { return readyz() != 0 })
+		if code := readyz(); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz %d before the cold compile can have ended, want 503", code)
+		}
+		post := func(body string, headers map[string]string) string {
+			req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return string(b)
+		}
+		discover := post(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"})
+		initialize := post(legacyInitialize, nil)
+		loading := readyz() == http.StatusServiceUnavailable
+		if !strings.Contains(discover, modernCaps) {
+			t.Errorf("server/discover during the first load: %s\nwant %s", discover, modernCaps)
+		}
+		if !strings.Contains(initialize, legacyCaps) {
+			t.Errorf("initialize during the first load: %s\nwant %s", initialize, legacyCaps)
+		}
+		if !loading {
+			t.Error("the plugins loaded before the answers came: the test did not ask during the first load")
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		dir, cache := coldPlugins(t)
+		cmd := exec.Command(bin, "serve", "--plugins", dir)
+		cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+cache)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		var stderr syncBuf
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("stderr:\n%s", stderr.String())
+			}
+		}()
+		if _, err := io.WriteString(stdin, legacyInitialize+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			sc.Scan()
+			line <- sc.Text()
+		}()
+		select {
+		case got := <-line:
+			if !strings.Contains(got, `"id":1`) || !strings.Contains(got, legacyCaps) {
+				t.Errorf("initialize over stdio: %s\nwant %s", got, legacyCaps)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("no answer to initialize over stdio within 60s")
+		}
+	})
+}
