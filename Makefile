@@ -12,6 +12,7 @@ PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
 # The example provider in every SDK language (docs/plugins.md §2); each
 # language's rule builds build/examples/<lang>.wasm.
 EXAMPLE_LANGS := go
+EXAMPLE_LANGS += rust
 EXAMPLE_WASM := $(patsubst %,build/examples/%.wasm,$(EXAMPLE_LANGS))
 empty :=
 comma := ,
@@ -22,7 +23,7 @@ FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
 .PHONY: build-wasmtime test-wasmtime bench-engines soak
-.PHONY: examples judge toolchains
+.PHONY: examples judge toolchains test-rust
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
 all: build plugins
@@ -78,6 +79,24 @@ build/examples/go.wasm: FORCE
 	@mkdir -p build/examples
 	cd examples/go && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../../$@ .
 
+# Rust: Debian's toolchain called by path, offline (a rustup toolchain may
+# come first on PATH with no wasm target); sdk/rust and examples/rust share
+# one target directory.
+RUST_ENV := RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR=$(CURDIR)/build/rust
+CARGO := $(RUST_ENV) /usr/bin/cargo
+
+build/examples/rust.wasm: FORCE
+	@bash sdk/install-toolchains.sh rust
+	@mkdir -p build/examples
+	cd examples/rust && $(CARGO) build --offline --release --quiet --target wasm32-wasi
+	cp build/rust/wasm32-wasi/release/example.wasm $@
+
+# The Rust SDK's and the Rust example's unit tests, natively.
+test-rust:
+	@bash sdk/install-toolchains.sh rust
+	cd sdk/rust && $(CARGO) test --offline --quiet
+	cd examples/rust && $(CARGO) test --offline --quiet
+
 judge: build examples
 	cd interop && JUDGE_WASM=$(JUDGE_WASM) $(GO) test -count=1 -run '^TestJudge$$' .
 
@@ -86,7 +105,7 @@ run: build plugins
 
 # The whole suite: unit tests (with the race detector), the independent
 # clients and the official conformance suite.
-test: build plugins test-race interop conformance judge
+test: build plugins test-race interop conformance judge test-rust
 
 test-unit: build plugins
 	$(GO) test ./...

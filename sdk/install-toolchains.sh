@@ -7,10 +7,10 @@
 #
 #   c               Debian's clang, lld, wasi-libc and libclang-rt-14-dev-wasm32
 #                   (clang --target=wasm32-wasi -mexec-model=reactor)
-#   rust            Debian's rustc, cargo, libstd-rust-dev-wasm32 (target
-#                   wasm32-wasi) and librust-serde-json-dev, used offline; the
-#                   build calls /usr/bin/cargo and /usr/bin/rustc, never a
-#                   rustup toolchain that may come first on PATH
+#   rust            Debian's rustc, cargo and libstd-rust-dev-wasm32 (target
+#                   wasm32-wasi), used offline with no crates; the build calls
+#                   /usr/bin/cargo and /usr/bin/rustc, never a rustup
+#                   toolchain that may come first on PATH
 #   assemblyscript  npm's assemblyscript, pinned by sdk/assemblyscript's
 #                   package-lock.json (npm ci into sdk/assemblyscript/node_modules)
 #
@@ -49,7 +49,7 @@ debian() {
 for lang in "${langs[@]}"; do
 	case $lang in
 	c) debian clang lld wasi-libc libclang-rt-14-dev-wasm32 ;;
-	rust) debian rustc cargo libstd-rust-dev-wasm32 librust-serde-json-dev ;;
+	rust) debian rustc cargo libstd-rust-dev-wasm32 ;;
 	assemblyscript)
 		dir=$root/sdk/assemblyscript
 		if [[ -f $dir/package-lock.json && ! -x $dir/node_modules/.bin/asc ]]; then
