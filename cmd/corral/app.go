@@ -177,7 +177,7 @@ func (a *App) provision(cfg *config.Config) error {
 		MaxConcurrentPerPrincipal: cfg.HTTP.MaxConcurrentPerPrincipal,
 		MaxConcurrentPerAddress:   cfg.HTTP.MaxConcurrentPerAddress,
 		Proxies:                   transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
-		Logger:                    a.log, PrincipalFunc: auth.PrincipalOf,
+		Logger:                    a.log, PrincipalFunc: auth.PrincipalOf, Keys: a.ring,
 	})
 	// WebSocket at /ws: on the HTTP listener, and on --ws ADDR if set.
 	a.wsH = transport.NewWSHandler(a.srv, transport.WSOptions{

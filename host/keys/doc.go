@@ -1,6 +1,6 @@
 // Package keys is corral's key ring. Every token corral hands a client and
-// must later trust again (list cursors, input_required requestState, any
-// future session token) is sealed with AES-256-GCM under a key derived with
+// must later trust again (list cursors, input_required requestState, 2025-11-25
+// session ids) is sealed with AES-256-GCM under a key derived with
 // HKDF-SHA256 (RFC 5869) from one secret, a separate key per [Purpose]. A
 // [Ring] holds the current secret and, during a rotation, the previous
 // one: tokens are always sealed under the current secret and open under

@@ -23,6 +23,8 @@ const (
 	Cursor Purpose = iota
 	// RequestState seals input_required requestState (host/catalog).
 	RequestState
+	// Session seals 2025-11-25 Mcp-Session-Id tokens (host/session).
+	Session
 	numPurposes
 )
 
@@ -30,6 +32,7 @@ const (
 var info = [numPurposes]string{
 	Cursor:       "corral cursor v2",
 	RequestState: "corral requestState v2",
+	Session:      "corral session v2",
 }
 
 // Version is the format byte that starts every token. Format 1 was the

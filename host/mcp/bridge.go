@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
@@ -45,6 +46,7 @@ type bridge struct {
 	notify  func([]byte) error
 	caps    json.RawMessage
 	timeout time.Duration
+	tag     string // Options.ReplicaTag
 }
 
 // newBridge returns the legacy input bridge for the methods that may need
@@ -62,7 +64,7 @@ func (s *Server) newBridge(req Request, m *Message) *bridge {
 	default:
 		return nil
 	}
-	caps := req.Session.clientCapabilities()
+	caps := req.Session.ClientCapabilities()
 	if caps == nil {
 		return nil
 	}
@@ -70,7 +72,7 @@ func (s *Server) newBridge(req Request, m *Message) *bridge {
 	if timeout <= 0 {
 		timeout = DefaultInputTimeout
 	}
-	return &bridge{sess: req.Session, notify: req.Notify, caps: caps, timeout: timeout}
+	return &bridge{sess: req.Session, notify: req.Notify, caps: caps, timeout: timeout, tag: s.opts.ReplicaTag}
 }
 
 // input is the first round's catalog.Input: the session's capabilities.
@@ -130,7 +132,7 @@ func (b *bridge) ask(ctx context.Context, raw json.RawMessage) (*catalog.Input, 
 		}
 	}()
 	for key, r := range ir.InputRequests {
-		id, err := newRequestID()
+		id, err := newRequestID(b.tag)
 		if err != nil {
 			return nil, err
 		}
@@ -216,18 +218,39 @@ func encodeRequest(id, method string, params json.RawMessage) []byte {
 
 // newRequestID mints a server-to-client request id: a string (clients'
 // own ids are theirs; ours only ever come back as responses) of 128 random
-// bits, so that no other session can guess it.
-func newRequestID() (string, error) {
+// bits, so that no other session can guess it, after the replica's tag.
+func newRequestID(tag string) (string, error) {
 	var r [16]byte
 	if _, err := rand.Read(r[:]); err != nil {
 		return "", fmt.Errorf("mcp: request id: %w", err)
 	}
-	return "corral-" + hex.EncodeToString(r[:]), nil
+	return requestIDPrefix + tag + "-" + hex.EncodeToString(r[:]), nil
 }
 
-// clientCapabilities returns the capabilities the client declared at
+const requestIDPrefix = "corral-"
+
+// RequestTag returns the replica tag (Options.ReplicaTag) in the id of a
+// client's response m to a server-to-client request, and whether m is such
+// a response: the replica whose bridge waits for it.
+func RequestTag(m *Message) (string, bool) {
+	if m == nil || !m.IsResponse || len(m.ID) == 0 || m.ID[0] != '"' {
+		return "", false
+	}
+	var id string
+	if json.Unmarshal(m.ID, &id) != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(id, requestIDPrefix)
+	if !ok {
+		return "", false
+	}
+	tag, _, ok := strings.Cut(rest, "-")
+	return tag, ok
+}
+
+// ClientCapabilities returns the capabilities the client declared at
 // initialize, or nil.
-func (s *Session) clientCapabilities() json.RawMessage {
+func (s *Session) ClientCapabilities() json.RawMessage {
 	if s == nil {
 		return nil
 	}
@@ -262,9 +285,11 @@ func (s *Session) forget(id string) {
 	delete(s.pending, id)
 }
 
-// deliver routes a client's response to the server request it answers,
-// within this session only; a response nobody waits for is dropped.
-func (s *Session) deliver(m *Message) bool {
+// Deliver routes a client's response to the server-to-client request it
+// answers, within this session only, and reports whether a request of
+// this session's bridge waited for it; a response nobody waits for is
+// dropped.
+func (s *Session) Deliver(m *Message) bool {
 	if s == nil || len(m.ID) == 0 || m.ID[0] != '"' {
 		return false
 	}

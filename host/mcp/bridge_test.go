@@ -196,7 +196,7 @@ func TestInputBridgeOtherSession(t *testing.T) {
 		_ = json.Unmarshal(msg, &m)
 		if m.ID != nil {
 			resp, _ := Decode([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"action":"accept","content":{"v":"forged"}}}`))
-			delivered <- intruder.deliver(resp)
+			delivered <- intruder.Deliver(resp)
 		}
 		return nil
 	}

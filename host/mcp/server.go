@@ -61,6 +61,11 @@ type Options struct {
 	// (elicitation/create, sampling/createMessage, roots/list); default
 	// DefaultInputTimeout.
 	InputTimeout time.Duration
+	// ReplicaTag names this replica in the ids of its server-to-client
+	// requests (letters and digits, no "-"), so that a client's answer
+	// arriving at another replica can be forwarded here (RequestTag).
+	// Empty on a single process.
+	ReplicaTag string
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -133,7 +138,7 @@ func (s *Server) Serve(ctx context.Context, req Request, m *Message) (r Reply) {
 		return Reply{}
 	}
 	if m.IsResponse {
-		req.Session.deliver(m) // an answer to a server-to-client request (bridge.go)
+		req.Session.Deliver(m) // an answer to a server-to-client request (bridge.go)
 		return Reply{}
 	}
 	if m.IsNotification() {
@@ -440,17 +445,7 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 	if slices.Contains(legacyVersions, requested) {
 		version = requested
 	}
-	req.Session.start(version, m.p.Caps)
-	if s.opts.Hub != nil {
-		p := req.Principal
-		if p.ID == "" {
-			p = catalog.Anonymous()
-		}
-		// Unsolicited list_changed, plus what resources/subscribe adds.
-		req.Session.attach(s.opts.Hub.Subscribe(p, notify.Filter{
-			ResourcesListChanged: true, PromptsListChanged: true, ToolsListChanged: true,
-		}))
-	}
+	s.begin(req.Session, req.Principal, version, m.p.Caps)
 	return s.result(m.ID, eraLegacy, 128+len(s.opts.Instructions), func(b []byte) []byte {
 		b = append(b, `{"protocolVersion":`...)
 		b = appendString(b, version)
@@ -464,6 +459,29 @@ func (s *Server) initialize(req Request, m *Message) ([]byte, *Error) {
 		}
 		return append(b, '}')
 	}), nil
+}
+
+// begin starts sess for principal p with what initialize negotiated.
+func (s *Server) begin(sess *Session, p abi.Principal, version string, caps json.RawMessage) {
+	sess.start(version, caps)
+	if s.opts.Hub != nil {
+		if p.ID == "" {
+			p = catalog.Anonymous()
+		}
+		// Unsolicited list_changed, plus what resources/subscribe adds.
+		sess.attach(s.opts.Hub.Subscribe(p, notify.Filter{
+			ResourcesListChanged: true, PromptsListChanged: true, ToolsListChanged: true,
+		}))
+	}
+}
+
+// Resume prepares sess, fresh from NewSession, to serve a session that
+// initialize opened elsewhere (on another replica, or before this process
+// dropped its copy): version and caps as initialize negotiated them, for
+// principal p, in state st.
+func (s *Server) Resume(sess *Session, p abi.Principal, version string, caps json.RawMessage, st SessionState) {
+	s.begin(sess, p, version, caps)
+	sess.Restore(st)
 }
 
 func appendStrings(b []byte, ss []string) []byte {

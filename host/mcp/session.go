@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/corral-mcp/corral/host/notify"
@@ -143,4 +144,50 @@ func (s *Session) setLogLevel(l string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.logLevel = l
+}
+
+// SessionState is what of a legacy session changes after initialize: what
+// must follow the session to another replica (host/session keeps it).
+type SessionState struct {
+	Initialized bool     // notifications/initialized seen
+	LogLevel    string   // set by logging/setLevel, or ""
+	Resources   []string // subscribed resource URIs, sorted
+}
+
+// State returns the session's state now.
+func (s *Session) State() SessionState {
+	s.mu.Lock()
+	st := SessionState{Initialized: s.initialized, LogLevel: s.logLevel}
+	sub := s.sub
+	s.mu.Unlock()
+	if sub != nil {
+		st.Resources = sub.Filter().Resources
+	}
+	return st
+}
+
+// Restore sets the session's state to st: a change made through another
+// replica, or the state of a session this replica resumes.
+func (s *Session) Restore(st SessionState) {
+	s.mu.Lock()
+	if s.version != "" {
+		s.initialized = st.Initialized
+	}
+	s.logLevel = st.LogLevel
+	sub := s.sub
+	s.mu.Unlock()
+	if sub == nil {
+		return
+	}
+	have := sub.Filter().Resources
+	for _, u := range have {
+		if !slices.Contains(st.Resources, u) {
+			sub.Remove(u)
+		}
+	}
+	for _, u := range st.Resources {
+		if !slices.Contains(have, u) {
+			sub.Add(u)
+		}
+	}
 }

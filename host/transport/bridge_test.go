@@ -21,7 +21,16 @@ import (
 // with the client's ElicitResult.
 func askingServer(t testing.TB, timeout time.Duration) *mcp.Server {
 	t.Helper()
-	p := &catalogtest.Provider{
+	set, err := catalog.NewSet([]catalog.Provider{asker()}, catalog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mcp.NewServer(catalog.New(set), mcp.Options{Version: "test", InputTimeout: timeout})
+}
+
+// asker is the provider of the tool "ask".
+func asker() *catalogtest.Provider {
+	return &catalogtest.Provider{
 		M: abi.Manifest{Name: "asker", Version: "1.0.0", ABI: abi.Major,
 			Tools: []abi.Tool{{Name: "ask", InputSchema: []byte(`{"type":"object"}`)}}},
 		Tool: func(_ context.Context, r abi.CallToolRequest) (any, error) {
@@ -33,11 +42,6 @@ func askingServer(t testing.TB, timeout time.Duration) *mcp.Server {
 				Params: json.RawMessage(`{"message":"v?","requestedSchema":{"type":"object","properties":{"v":{"type":"string"}}}}`)}}}
 		},
 	}
-	set, err := catalog.NewSet([]catalog.Provider{p}, catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return mcp.NewServer(catalog.New(set), mcp.Options{Version: "test", InputTimeout: timeout})
 }
 
 const initElicit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`

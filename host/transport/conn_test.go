@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -202,15 +203,28 @@ func TestHTTPListenBoundPerClient(t *testing.T) {
 
 // TestTransportImportsOnlyMCP: framing depends on the protocol layer and
 // on nothing deeper (docs/architecture.md); whatever a transport needs of
-// the catalog, host/mcp provides.
+// the catalog, host/mcp provides. Beside it only the HTTP sessions' own
+// leaf packages: their tokens (host/session) and the key ring sealing
+// them (host/keys).
 func TestTransportImportsOnlyMCP(t *testing.T) {
 	pkg, err := build.ImportDir(".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	allowed := []string{"host/mcp", "host/session", "host/keys"}
 	for _, imp := range pkg.Imports {
-		if strings.HasPrefix(imp, "github.com/corral-mcp/corral/host/") && imp != "github.com/corral-mcp/corral/host/mcp" {
-			t.Errorf("host/transport imports %s; only host/mcp is allowed", imp)
+		rest, ok := strings.CutPrefix(imp, "github.com/corral-mcp/corral/")
+		if ok && strings.HasPrefix(rest, "host/") && !slices.Contains(allowed, rest) {
+			t.Errorf("host/transport imports %s; only %v are allowed", imp, allowed)
+		}
+	}
+	session, err := build.ImportDir("../session", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imp := range session.Imports {
+		if rest, ok := strings.CutPrefix(imp, "github.com/corral-mcp/corral/"); ok && rest != "host/keys" {
+			t.Errorf("host/session imports %s; it is a leaf above host/keys", imp)
 		}
 	}
 }

@@ -143,7 +143,7 @@ func requestEras(t *testing.T, lines []string) map[string]reqInfo {
 	return eras
 }
 
-var sessionRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var sessionRE = regexp.MustCompile(`^[A-Za-z0-9_-]{100,131}$`)
 
 // cursorRE finds list cursors, which are sealed with a fresh nonce each and
 // so differ from run to run.
@@ -293,7 +293,7 @@ func doHTTP(t *testing.T, ts *httptest.Server, spec []byte, session string) ([]b
 		if v := resp.Header.Get(k); v != "" {
 			if k == HeaderSessionID {
 				if !sessionRE.MatchString(v) {
-					t.Errorf("session id %q is not 32 hex digits", v)
+					t.Errorf("session id %q is not a sealed session token", v)
 				}
 				v = "<session>"
 			}

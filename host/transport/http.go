@@ -1,8 +1,7 @@
 package transport
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,9 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/keys"
 	"github.com/corral-mcp/corral/host/mcp"
+	"github.com/corral-mcp/corral/host/session"
 )
 
 // Defaults for HTTPOptions.
@@ -84,6 +85,19 @@ type HTTPOptions struct {
 	// Proxies say which peers may name the client address that limits
 	// per address count (see ClientAddr); zero trusts none.
 	Proxies TrustedProxies
+	// Keys seals and opens Mcp-Session-Id tokens (host/session); replicas
+	// sharing a secret serve each other's sessions. Nil is a random secret
+	// of this handler's own.
+	Keys *keys.Ring
+	// Sessions keeps the legacy sessions' records and quotas; nil is a
+	// session.Memory bounded by MaxSessions and MaxSessionsPerClient. A
+	// store shared by replicas (host/cluster) lets any of them serve any
+	// request of a session.
+	Sessions session.Store
+	// Answers, when set, forwards a client's answer to a server-to-client
+	// request to the replica waiting for it (a cluster); nil on one
+	// process.
+	Answers Answers
 	// Logger receives transport events; nil discards.
 	Logger *slog.Logger
 }
@@ -96,7 +110,10 @@ type HTTPHandler struct {
 	opts HTTPOptions
 	log  *slog.Logger
 
-	sessions *sessionTable
+	keys   *keys.Ring
+	store  session.Store
+	live   liveTable
+	closed atomic.Bool // Close was called
 
 	listens counter // client -> listen streams open
 
@@ -137,13 +154,25 @@ func NewHTTPHandler(srv *mcp.Server, opts HTTPOptions) *HTTPHandler {
 	if opts.MaxConcurrentPerAddress <= 0 {
 		opts.MaxConcurrentPerAddress = DefaultMaxConcurrentPerAddress
 	}
-	return &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger),
-		sessions: newSessionTable(opts.MaxSessions, opts.MaxSessionsPerClient)}
+	h := &HTTPHandler{srv: srv, opts: opts, log: orDiscard(opts.Logger), keys: opts.Keys, store: opts.Sessions,
+		live: liveTable{max: opts.MaxSessions, byID: map[string]*httpSession{}}}
+	if h.keys == nil {
+		h.keys, _ = keys.New(nil, nil) // a random secret: cannot fail
+	}
+	if h.store == nil {
+		h.store = session.NewMemory(opts.MaxSessions, opts.MaxSessionsPerClient)
+	}
+	return h
 }
 
-// Close ends every legacy session and its GET stream. Later legacy
-// requests get 404; modern requests are still served.
-func (h *HTTPHandler) Close() { h.sessions.closeAll() }
+// Close ends the live half of every legacy session here and its GET
+// stream; later legacy requests get 404, modern requests are still
+// served. The records stay in the store: with a shared store, the other
+// replicas go on serving the sessions.
+func (h *HTTPHandler) Close() {
+	h.closed.Store(true)
+	h.live.closeAll()
+}
 
 // ServeHTTP implements http.Handler.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -219,15 +248,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		// An answer to a server-to-client request of the session it names
 		// (sent on a POST's event stream); routed within that session only.
 		if id := r.Header.Get(HeaderSessionID); id != "" && !m.Modern() {
-			if hs := h.sessions.get(id, p.ID); hs != nil {
-				h.srv.Serve(r.Context(), mcp.Request{Session: hs.s, Principal: p}, m)
-			}
+			h.answer(r.Context(), id, p, m, body)
 		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	req := mcp.Request{Principal: p}
-	var newSession *httpSession
+	var newSession, hs *httpSession
+	var before mcp.SessionState // hs's state ahead of the request
 	switch {
 	case m.Modern():
 		// Stateless: Mcp-Session-Id is ignored, never minted or echoed.
@@ -237,29 +265,34 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		}
 		req.Header = r.Header // the Mcp-Param-* headers, checked after visibility
 	case m.Method == "initialize":
-		id, err := newSessionID()
+		tok, err := session.NewToken(p.ID)
 		if err != nil {
 			h.log.Error("transport: mint session id", "err", err)
 			writeError(w, http.StatusInternalServerError, m.ID, &mcp.Error{Code: mcp.CodeInternalError, Message: "Internal error."})
 			return
 		}
-		newSession = &httpSession{s: mcp.NewSession(id), owner: p.ID, quota: k}
+		newSession = &httpSession{s: mcp.NewSession(tok.ID), tok: tok}
 		req.Session = newSession.s
 	case r.Header.Get(HeaderSessionID) != "":
-		hs := h.sessions.get(r.Header.Get(HeaderSessionID), p.ID)
-		if hs == nil {
-			writeError(w, http.StatusNotFound, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+		var err error
+		if hs, err = h.session(r.Context(), r.Header.Get(HeaderSessionID), p); err != nil {
+			h.sessionError(w, m.ID, err)
 			return
 		}
+		defer h.live.release(hs)
 		if v := r.Header.Get(keyProtocolVersion); v != "" && v != hs.s.Version() {
 			writeError(w, http.StatusBadRequest, m.ID, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Invalid Request: MCP-Protocol-Version differs from the session's version."})
 			return
 		}
 		req.Session = hs.s
+		before = hs.s.State()
 	}
 
 	if m.IsNotification() {
 		h.srv.Serve(r.Context(), req, m)
+		if hs != nil {
+			h.persist(context.WithoutCancel(r.Context()), hs, before)
+		}
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -281,18 +314,24 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 		return // cancelled: the client is gone, send nothing
 	}
 	if newSession != nil && reply.Err == nil {
-		ended, err := h.sessions.add(newSession)
+		id, err := h.open(r.Context(), newSession, k)
 		if err != nil {
 			newSession.s.Close()
-			h.log.Warn("transport: session refused: every slot in use", "max", h.opts.MaxSessions)
-			writeError(w, http.StatusServiceUnavailable, m.ID, h.errTooManySessions())
+			if errors.Is(err, session.ErrFull) {
+				h.log.Warn("transport: session refused: every slot in use", "max", h.opts.MaxSessions)
+				writeError(w, http.StatusServiceUnavailable, m.ID, h.errTooManySessions())
+			} else {
+				h.sessionError(w, m.ID, err)
+			}
 			mcp.Recycle(reply.Msg)
 			return
 		}
-		if ended != nil {
-			h.log.Info("transport: client over its session quota; ended its least recently used session", "client", ended.quota)
-		}
-		w.Header().Set(HeaderSessionID, newSession.s.ID())
+		w.Header().Set(HeaderSessionID, id)
+	}
+	if hs != nil {
+		// Stored before the response goes out: the client's next request,
+		// wherever it lands, sees what this one changed.
+		h.persist(context.WithoutCancel(r.Context()), hs, before)
 	}
 	out.respond(statusFor(reply.Err, m.Modern()), reply.Msg)
 	mcp.Recycle(reply.Msg) // written synchronously: nothing refers to it now
@@ -444,15 +483,26 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principa
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
 		return
 	}
-	hs := h.sessions.get(id, p.ID)
-	if hs == nil {
-		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+	hs, err := h.session(r.Context(), id, p)
+	if err != nil {
+		h.sessionError(w, nil, err)
 		return
 	}
+	defer h.live.release(hs)
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		writeError(w, http.StatusNotAcceptable, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Not acceptable: the stream is text/event-stream."})
 		return
 	}
+	// Changes made through other replicas (resources/subscribe, DELETE)
+	// reach this stream through the store.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	changes, err := h.store.Watch(ctx, hs.tok.ID)
+	if err != nil {
+		h.sessionError(w, nil, err)
+		return
+	}
+	go h.follow(ctx, hs, changes)
 	o := &responder{w: w}
 	o.startSSE()
 	if err := o.comment("stream open"); err != nil {
@@ -461,7 +511,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, p abi.Principa
 	// The session's notifications (resource updates it subscribed to,
 	// unsolicited list_changed) go on this stream; with several GET
 	// streams open, each notification goes on one of them.
-	err := mcp.PumpSession(r.Context(), hs.s, o.send, h.opts.KeepAlive, func() error {
+	err = mcp.PumpSession(ctx, hs.s, o.send, h.opts.KeepAlive, func() error {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		return o.comment("keepalive")
@@ -487,18 +537,59 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, p abi.Princ
 		writeError(w, http.StatusMethodNotAllowed, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Method not allowed: POST one JSON-RPC message."})
 		return
 	}
-	if !h.sessions.end(id, p.ID) {
-		writeError(w, http.StatusNotFound, nil, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+	tok, _, err := h.lookup(r.Context(), id, p)
+	if err == nil {
+		err = h.store.Delete(r.Context(), tok.ID)
+	}
+	if errors.Is(err, session.ErrNotFound) {
+		err = errNoSession // ended by a concurrent DELETE
+	}
+	if err != nil {
+		h.sessionError(w, nil, err)
 		return
 	}
+	h.live.end(tok.ID)
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// newSessionID returns 32 random hex digits (visible ASCII, per spec).
-func newSessionID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("transport: session id: %w", err)
+// follow applies the record changes of hs's session to hs while its GET
+// stream is open, and ends hs when the session ends elsewhere.
+func (h *HTTPHandler) follow(ctx context.Context, hs *httpSession, changes <-chan session.Record) {
+	for rec := range changes {
+		h.live.update(hs, rec)
 	}
-	return hex.EncodeToString(b[:]), nil
+	if ctx.Err() == nil {
+		h.live.end(hs.tok.ID)
+	}
+}
+
+// answer routes m, a client's answer in the session raw names, to the
+// bridge waiting for it: here, or on the replica its id names.
+func (h *HTTPHandler) answer(ctx context.Context, raw string, p abi.Principal, m *mcp.Message, body []byte) {
+	tok, _, err := h.lookup(ctx, raw, p)
+	if err != nil {
+		return
+	}
+	if hs := h.live.get(tok.ID); hs != nil && hs.s.Deliver(m) {
+		return
+	}
+	tag, ok := mcp.RequestTag(m)
+	if !ok || h.opts.Answers == nil || tag == h.opts.Answers.Tag() {
+		return // nobody waits for it: dropped
+	}
+	if _, err := h.opts.Answers.Forward(ctx, tag, tok.ID, body); err != nil {
+		h.log.Warn("transport: forward a client's answer", "replica", tag, "err", err)
+	}
+}
+
+// sessionError answers a request whose session could not be had: 404 when
+// it does not exist, 503 when the store failed.
+func (h *HTTPHandler) sessionError(w http.ResponseWriter, id []byte, err error) {
+	if errors.Is(err, errNoSession) {
+		writeError(w, http.StatusNotFound, id, &mcp.Error{Code: mcp.CodeInvalidRequest, Message: "Session not found."})
+		return
+	}
+	h.log.Error("transport: session store", "err", err)
+	w.Header().Set("Retry-After", "1")
+	writeError(w, http.StatusServiceUnavailable, id, &mcp.Error{Code: mcp.CodeInternalError, Message: "Service unavailable: the session store cannot be reached; retry."})
 }
