@@ -12,7 +12,10 @@ PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
 # The example provider in every SDK language (docs/plugins.md §2); each
 # language's rule builds build/examples/<lang>.wasm.
 EXAMPLE_LANGS := go
+EXAMPLE_LANGS += c
 EXAMPLE_LANGS += rust
+# Debian's clang for wasm32-wasi (sdk/install-toolchains.sh c installs it).
+WASI_CC := clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor
 EXAMPLE_WASM := $(patsubst %,build/examples/%.wasm,$(EXAMPLE_LANGS))
 empty :=
 comma := ,
@@ -23,7 +26,7 @@ FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
 .PHONY: build-wasmtime test-wasmtime bench-engines soak
-.PHONY: examples judge toolchains test-rust
+.PHONY: examples judge toolchains test-rust test-sdk-c
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
 all: build plugins
@@ -97,6 +100,20 @@ test-rust:
 	cd sdk/rust && $(CARGO) test --offline --quiet
 	cd examples/rust && $(CARGO) test --offline --quiet
 
+build/examples/c.wasm: FORCE
+	@mkdir -p build/examples
+	bash sdk/install-toolchains.sh c
+	$(WASI_CC) -Oz -std=c11 -Wall -Wextra -Werror -Wl,--strip-all -I sdk/c -o $@ examples/c/example.c sdk/c/corral.c
+
+# The C SDK's native unit tests (a fake host, sanitizers on), with the
+# plugin's registration right and, with -DBAD_SETUP, wrong.
+test-sdk-c:
+	bash sdk/install-toolchains.sh c
+	@mkdir -p build/sdk-c
+	clang -std=c11 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I sdk/c -o build/sdk-c/test sdk/c/test/corral_test.c sdk/c/corral.c
+	clang -std=c11 -g -Wall -Wextra -Werror -Wno-unused-function -fsanitize=address,undefined -DBAD_SETUP -I sdk/c -o build/sdk-c/test-bad sdk/c/test/corral_test.c sdk/c/corral.c
+	build/sdk-c/test && build/sdk-c/test-bad
+
 judge: build examples
 	cd interop && JUDGE_WASM=$(JUDGE_WASM) $(GO) test -count=1 -run '^TestJudge$$' .
 
@@ -105,7 +122,7 @@ run: build plugins
 
 # The whole suite: unit tests (with the race detector), the independent
 # clients and the official conformance suite.
-test: build plugins test-race interop conformance judge test-rust
+test: build plugins test-race interop conformance judge test-rust test-sdk-c
 
 test-unit: build plugins
 	$(GO) test ./...
