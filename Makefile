@@ -137,6 +137,7 @@ test-race: build plugins
 
 peers:
 	bash interop/install-peers.sh
+	bash interop/install-inspector.sh
 
 interop: build plugins peers
 	cd interop && $(GO) test -count=1 ./...

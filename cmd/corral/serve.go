@@ -16,8 +16,12 @@ import (
 const serveLong = `Serve MCP from the plugins in the plugin directory, hot-reloading them as files
 are added, replaced or removed.
 
-Without --http or --ws, serve speaks newline-delimited JSON-RPC on stdin/stdout
-(logs go to stderr) and exits when stdin closes. --http serves Streamable HTTP
+--stdio speaks newline-delimited JSON-RPC on stdin/stdout (logs go to stderr)
+and exits when stdin closes, ignoring any http.addr, ws.addr or admin.addr
+from the configuration file or the environment: it is what an MCP client that
+launches corral runs (Claude Desktop, VS Code, the Inspector). Without
+--stdio, serve speaks stdio only when no HTTP or WebSocket address is set.
+--http serves Streamable HTTP
 at /mcp plus /healthz and /readyz on the same listener, and /metrics and /status
 there to operator tokens only (auth.operator); --admin serves all four on their
 own listener, without credentials.
@@ -30,7 +34,8 @@ it does. SIGINT or SIGTERM shuts down gracefully; a second one exits at once.`
 const shutdownTimeout = 10 * time.Second
 
 func runServe(ctx context.Context, e *env, args []string) int {
-	fs := newFlags("serve", "corral serve [--config FILE] [--plugins DIR] [--http ADDR] [--ws ADDR] [--admin ADDR] [--log-level L]", serveLong)
+	fs := newFlags("serve", "corral serve [--stdio] [--config FILE] [--plugins DIR] [--http ADDR] [--ws ADDR] [--admin ADDR] [--log-level L]", serveLong)
+	stdio := fs.Bool("stdio", false, "serve MCP on stdin/stdout only, ignoring the configured http.addr, ws.addr and admin.addr (--admin still applies)")
 	cfgFile := fs.String("config", "", "configuration `FILE` (YAML or TOML)")
 	fs.String("plugins", "", "plugin `DIR`ectory: every *.wasm in it is served (plugins.dir)")
 	fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port) (http.addr)")
@@ -51,6 +56,11 @@ func runServe(ctx context.Context, e *env, args []string) int {
 			flags[k] = f.Value.String()
 		}
 	})
+	if *stdio {
+		if err := stdioOnly(flags); err != nil {
+			return usageErr(e, fs, "%v", err)
+		}
+	}
 	src := config.Source{File: *cfgFile, Flags: flags}
 	cfg, err := config.Load(src)
 	if err != nil {

@@ -71,7 +71,7 @@ func newPlugin() *corral.Plugin {
 		}}, s.triage, s.complete)
 
 	p.Tool(abi.Tool{Name: searchTool, Title: "Search issues",
-		Description: "Find issues whose title, body or labels contain every word of the query",
+		Description: "Find issues whose title, body or labels contain every word of the query, reporting progress as it goes",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"query":{"type":"string","description":"Words to look for"},` +
 			`"state":{"type":"string","enum":["open","closed","all"],"description":"Which issues (default open)"}},` +
@@ -445,11 +445,23 @@ func (s *server) search(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only the issues the caller may see and asked for are searched and
+	// counted: a total that included private issues would tell a guest
+	// they exist.
+	var scope []*issue
+	for _, is := range t.Issues {
+		if is.visible(r.Principal) && (args.State == "all" || is.State == args.State) {
+			scope = append(scope, is)
+		}
+	}
 	var links []json.RawMessage
 	var lines []string
-	for _, is := range t.Issues {
-		if !is.visible(r.Principal) || (args.State != "all" && is.State != args.State) {
-			continue
+	for i, is := range scope {
+		// One progress report per issue searched (dropped by the host when
+		// the client asked for none): a client shows a long search advance.
+		msg := fmt.Sprintf("searched %d of %d issues", i+1, len(scope))
+		if err := corral.Progress(float64(i+1), float64(len(scope)), msg); err != nil {
+			return nil, fmt.Errorf("search: progress: %w", err)
 		}
 		hay := strings.ToLower(is.Title + "\n" + is.Body + "\n" + strings.Join(is.Labels, " "))
 		if !allIn(words, hay) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -272,7 +273,8 @@ func TestTriagePrompt(t *testing.T) {
 }
 
 func TestSearch(t *testing.T) {
-	defer corral.UseHost(sampleHost(t))()
+	h := sampleHost(t)
+	defer corral.UseHost(h)()
 	p := newPlugin()
 	tests := []struct {
 		args string
@@ -289,6 +291,7 @@ func TestSearch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
+			h.ResetProgress() // a new call, as the host does
 			st, out := call(t, p, abi.OpCallTool, abi.CallToolRequest{Name: searchTool, Arguments: json.RawMessage(tt.args), Principal: tt.who})
 			if st != abi.StatusOK {
 				t.Fatal(out)
@@ -302,6 +305,38 @@ func TestSearch(t *testing.T) {
 				if strings.Contains(out, n) {
 					t.Errorf("%s\nleaks %s", out, n)
 				}
+			}
+		})
+	}
+}
+
+// TestSearchProgress finds one progress report per issue searched, ending
+// at the total, and a total that counts only what the caller may see: a
+// guest's search over every state does not count the private issue.
+func TestSearchProgress(t *testing.T) {
+	tests := []struct {
+		who   abi.Principal
+		total float64
+	}{
+		{anyone, 6},
+		{maintainer, 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.who.ID, func(t *testing.T) {
+			h := sampleHost(t)
+			defer corral.UseHost(h)()
+			st, out := call(t, newPlugin(), abi.OpCallTool, abi.CallToolRequest{Name: searchTool,
+				Arguments: json.RawMessage(`{"query":"no-such-word","state":"all"}`), Principal: tt.who})
+			if st != abi.StatusOK {
+				t.Fatal(out)
+			}
+			var want []corral.FakeProgress
+			for i := 1; i <= int(tt.total); i++ {
+				want = append(want, corral.FakeProgress{Progress: float64(i), Total: tt.total,
+					Message: fmt.Sprintf("searched %d of %d issues", i, int(tt.total))})
+			}
+			if diff := cmp.Diff(want, h.Progress()); diff != "" {
+				t.Errorf("progress (-want +got):\n%s", diff)
 			}
 		})
 	}
