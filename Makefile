@@ -145,10 +145,11 @@ interop: build plugins peers
 conformance: build plugins peers
 	bash interop/conformance.sh
 
-bench: build plugins build-wasmtime
+bench: build plugins build-wasmtime examples
 	bash interop/bench.sh
 	bash interop/bench-engines.sh
 	bash interop/bench-notify.sh
+	bash sdk/bench.sh
 
 fuzz:
 	bash .ci/fuzz.sh $(FUZZTIME)

@@ -365,7 +365,7 @@ func TestMain(m *testing.M) {
 
 // startedHTTPServer is startHTTPServer for one test: it stops the server
 // when the test ends and prints its log if the test failed.
-func startedHTTPServer(t *testing.T, args ...string) *serverProc {
+func startedHTTPServer(t testing.TB, args ...string) *serverProc {
 	t.Helper()
 	p, err := startHTTPServer(args...)
 	if err != nil {
@@ -382,7 +382,7 @@ func startedHTTPServer(t *testing.T, args ...string) *serverProc {
 
 // testContext returns a context bounded by checkTimeout and the test's
 // own deadline.
-func testContext(t *testing.T) context.Context {
+func testContext(t testing.TB) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	t.Cleanup(cancel)

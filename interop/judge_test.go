@@ -82,7 +82,7 @@ type judge struct {
 	heardNote chan struct{}                     // signalled on each update
 }
 
-func newJudge(t *testing.T, wasm string) *judge {
+func newJudge(t testing.TB, wasm string) *judge {
 	t.Helper()
 	base := t.TempDir()
 	dirs := map[string]string{}
@@ -110,7 +110,10 @@ func newJudge(t *testing.T, wasm string) *judge {
 	t.Cleanup(func() { _ = page.Close() })
 
 	motto, _ := json.Marshal(judgeMotto)
-	cfg := fmt.Sprintf(`plugins:
+	// completionRate 0: BenchmarkJudge completes in a loop.
+	cfg := fmt.Sprintf(`auth:
+  completionRate: 0
+plugins:
   dir: %q
   dataDir: %q
   cacheDir: %q
@@ -141,7 +144,7 @@ plugin:
 
 // connect opens a Go SDK client session on era, with the handlers that
 // record what the server sends the client.
-func (j *judge) connect(t *testing.T, era string) *mcp.ClientSession {
+func (j *judge) connect(t testing.TB, era string) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "corral-judge", Version: "1.0.0"}, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {

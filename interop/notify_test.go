@@ -57,7 +57,7 @@ func newNotifyFixture(t *testing.T) *notifyFixture {
 // notifyCacheDir is a compilation cache (in the ignored build/ folder)
 // shared by the notification tests' servers, so that each run compiles the
 // plugins once, not once per server.
-func notifyCacheDir(t *testing.T) string {
+func notifyCacheDir(t testing.TB) string {
 	d := filepath.Join(repoRoot, "build", "interop-cache")
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		t.Fatal(err)

@@ -32,14 +32,13 @@ import (
 //
 //	go test -tags wasmtime -run '^$' -bench '^BenchmarkEngine' ./host/plugin/
 func BenchmarkEngine(b *testing.B) {
-	ctx := context.Background()
 	mods := benchModules(b)
 	reqs := map[string][]byte{
 		"wat": []byte(`{"uri":"good://hello","principal":{"id":"bench"}}`),
 		"go":  []byte(`{"uri":"test://static-text","principal":{"id":"bench"}}`),
 	}
-	each := func(b *testing.B, measure string, fn func(b *testing.B, eng, mod string, wasm []byte)) {
-		b.Run(measure, func(b *testing.B) {
+	for _, m := range engineMeasures {
+		b.Run(m.name, func(b *testing.B) {
 			for _, mod := range []string{"wat", "go"} {
 				wasm, ok := mods[mod]
 				if !ok {
@@ -47,117 +46,141 @@ func BenchmarkEngine(b *testing.B) {
 				}
 				b.Run(mod, func(b *testing.B) {
 					for _, eng := range Engines() {
-						b.Run(eng, func(b *testing.B) { fn(b, eng, mod, wasm) })
+						b.Run(eng, func(b *testing.B) { m.fn(b, eng, wasm, reqs[mod]) })
 					}
 				})
 			}
 		})
 	}
+}
 
-	each(b, "compile-cold", func(b *testing.B, eng, _ string, wasm []byte) {
-		for b.Loop() {
-			rt := benchRuntime(b, RuntimeConfig{Engine: eng})
-			if _, err := rt.Compile(ctx, wasm); err != nil {
-				b.Fatal(err)
-			}
-			rt.Close(ctx)
-		}
-	})
-	each(b, "compile-cached", func(b *testing.B, eng, _ string, wasm []byte) {
-		dir := b.TempDir()
-		warm := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
-		if _, err := warm.Compile(ctx, wasm); err != nil {
+// engineMeasure is one measure of BenchmarkEngine: fn measures the module
+// wasm, whose read_resource request is req, on the engine eng.
+type engineMeasure struct {
+	name string
+	fn   func(b *testing.B, eng string, wasm, req []byte)
+}
+
+var engineMeasures = []engineMeasure{
+	{"compile-cold", benchCompileCold},
+	{"compile-cached", benchCompileCached},
+	{"instantiate", benchInstantiate},
+	{"call", benchCall},
+	{"throughput", benchThroughput},
+	{"memory", benchMemory},
+}
+
+func benchCompileCold(b *testing.B, eng string, wasm, _ []byte) {
+	ctx := context.Background()
+	for b.Loop() {
+		rt := benchRuntime(b, RuntimeConfig{Engine: eng})
+		if _, err := rt.Compile(ctx, wasm); err != nil {
 			b.Fatal(err)
 		}
-		warm.Close(ctx)
-		for b.Loop() {
-			rt := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
-			if _, err := rt.Compile(ctx, wasm); err != nil {
-				b.Fatal(err)
+		rt.Close(ctx)
+	}
+}
+
+func benchCompileCached(b *testing.B, eng string, wasm, _ []byte) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	warm := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
+	if _, err := warm.Compile(ctx, wasm); err != nil {
+		b.Fatal(err)
+	}
+	warm.Close(ctx)
+	for b.Loop() {
+		rt := benchRuntime(b, RuntimeConfig{Engine: eng, CacheDir: dir})
+		if _, err := rt.Compile(ctx, wasm); err != nil {
+			b.Fatal(err)
+		}
+		rt.Close(ctx)
+	}
+}
+
+func benchInstantiate(b *testing.B, eng string, wasm, _ []byte) {
+	ctx := context.Background()
+	p, done := benchEnginePlugin(b, eng, wasm, 1)
+	defer done()
+	for b.Loop() {
+		in, err := p.newInstance(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in.close(ctx)
+	}
+}
+
+func benchCall(b *testing.B, eng string, wasm, req []byte) {
+	ctx := context.Background()
+	p, done := benchEnginePlugin(b, eng, wasm, 1)
+	defer done()
+	warmUp(b, p, req, 2000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchThroughput(b *testing.B, eng string, wasm, req []byte) {
+	ctx := context.Background()
+	p, done := benchEnginePlugin(b, eng, wasm, 2)
+	defer done()
+	warmUp(b, p, req, 2000)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
+				b.Error(err)
+				return
 			}
-			rt.Close(ctx)
 		}
 	})
-	each(b, "instantiate", func(b *testing.B, eng, _ string, wasm []byte) {
-		p, done := benchEnginePlugin(b, eng, wasm, 1)
-		defer done()
-		for b.Loop() {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+func benchMemory(b *testing.B, eng string, wasm, req []byte) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc/self/statm")
+	}
+	ctx := context.Background()
+	const n = 16
+	p, done := benchEnginePlugin(b, eng, wasm, 1)
+	defer done()
+	// Measured once: Go frees the heap to the OS first, so that the
+	// instances' pages are new ones (wazero's memories live in the Go
+	// heap, wasmtime's in mmap'd regions).
+	var perInstance float64
+	measured := false
+	for b.Loop() {
+		if measured {
+			continue
+		}
+		measured = true
+		debug.FreeOSMemory()
+		before := rss(b)
+		ins := make([]*instance, n)
+		for i := range ins {
 			in, err := p.newInstance(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			in.close(ctx)
-		}
-	})
-	each(b, "call", func(b *testing.B, eng, mod string, wasm []byte) {
-		p, done := benchEnginePlugin(b, eng, wasm, 1)
-		defer done()
-		req := reqs[mod]
-		warmUp(b, p, req, 2000)
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	each(b, "throughput", func(b *testing.B, eng, mod string, wasm []byte) {
-		p, done := benchEnginePlugin(b, eng, wasm, 2)
-		defer done()
-		req := reqs[mod]
-		warmUp(b, p, req, 2000)
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-	})
-	each(b, "memory", func(b *testing.B, eng, mod string, wasm []byte) {
-		if runtime.GOOS != "linux" {
-			b.Skip("reads /proc/self/statm")
-		}
-		const n = 16
-		p, done := benchEnginePlugin(b, eng, wasm, 1)
-		defer done()
-		req := reqs[mod]
-		// Measured once: Go frees the heap to the OS first, so that the
-		// instances' pages are new ones (wazero's memories live in the Go
-		// heap, wasmtime's in mmap'd regions).
-		var perInstance float64
-		measured := false
-		for b.Loop() {
-			if measured {
-				continue
-			}
-			measured = true
-			debug.FreeOSMemory()
-			before := rss(b)
-			ins := make([]*instance, n)
-			for i := range ins {
-				in, err := p.newInstance(ctx)
-				if err != nil {
+			for range 200 { // let a Go guest's heap reach its steady size
+				if _, _, err := in.call(ctx, catalog.Call{Op: abi.OpReadResource, Request: req}, nil); err != nil {
 					b.Fatal(err)
 				}
-				for range 200 { // let a Go guest's heap reach its steady size
-					if _, _, err := in.call(ctx, catalog.Call{Op: abi.OpReadResource, Request: req}, nil); err != nil {
-						b.Fatal(err)
-					}
-				}
-				ins[i] = in
 			}
-			runtime.GC()
-			perInstance = float64(rss(b)-before) / n / (1 << 20)
-			for _, in := range ins {
-				in.close(ctx)
-			}
+			ins[i] = in
 		}
-		b.ReportMetric(perInstance, "MiB/instance")
-	})
+		runtime.GC()
+		perInstance = float64(rss(b)-before) / n / (1 << 20)
+		for _, in := range ins {
+			in.close(ctx)
+		}
+	}
+	b.ReportMetric(perInstance, "MiB/instance")
 }
 
 func benchRuntime(b *testing.B, cfg RuntimeConfig) *Runtime {
