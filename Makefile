@@ -14,6 +14,7 @@ PLUGIN_WASM := $(patsubst %,build/plugins/%.wasm,$(PLUGIN_NAMES))
 EXAMPLE_LANGS := go
 EXAMPLE_LANGS += c
 EXAMPLE_LANGS += rust
+EXAMPLE_LANGS += assemblyscript
 # Debian's clang for wasm32-wasi (sdk/install-toolchains.sh c installs it).
 WASI_CC := clang --target=wasm32-wasi --sysroot=/usr -mexec-model=reactor
 EXAMPLE_WASM := $(patsubst %,build/examples/%.wasm,$(EXAMPLE_LANGS))
@@ -26,7 +27,7 @@ FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
 .PHONY: build-wasmtime test-wasmtime bench-engines soak
-.PHONY: examples judge toolchains test-rust test-sdk-c
+.PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
 all: build plugins
@@ -114,6 +115,21 @@ test-sdk-c:
 	clang -std=c11 -g -Wall -Wextra -Werror -Wno-unused-function -fsanitize=address,undefined -DBAD_SETUP -I sdk/c -o build/sdk-c/test-bad sdk/c/test/corral_test.c sdk/c/corral.c
 	build/sdk-c/test && build/sdk-c/test-bad
 
+# AssemblyScript: npm's asc pinned by sdk/assemblyscript/package-lock.json,
+# the minimal runtime (examples/assemblyscript/asconfig.json).
+ASC := $(CURDIR)/sdk/assemblyscript/node_modules/.bin/asc
+
+build/examples/assemblyscript.wasm: FORCE
+	@bash sdk/install-toolchains.sh assemblyscript
+	@mkdir -p build/examples
+	cd examples/assemblyscript && $(ASC) index.ts --config asconfig.json --outFile ../../$@
+
+# The AssemblyScript SDK's unit tests and the example's, with node's test
+# runner (a fake host under node's WebAssembly); includes the check that a
+# pooled instance stops growing.
+test-sdk-assemblyscript: build/examples/assemblyscript.wasm
+	cd sdk/assemblyscript && EXAMPLE_WASM=$(CURDIR)/build/examples/assemblyscript.wasm node --test test/
+
 judge: build examples
 	cd interop && JUDGE_WASM=$(JUDGE_WASM) $(GO) test -count=1 -run '^TestJudge$$' .
 
@@ -122,7 +138,7 @@ run: build plugins
 
 # The whole suite: unit tests (with the race detector), the independent
 # clients and the official conformance suite.
-test: build plugins test-race interop conformance judge test-rust test-sdk-c
+test: build plugins test-race interop conformance judge test-rust test-sdk-c test-sdk-assemblyscript
 
 test-unit: build plugins
 	$(GO) test ./...
