@@ -35,6 +35,7 @@ all: build plugins
 build: $(BIN)
 
 $(BIN): FORCE
+	@echo "building $(BIN) from ./cmd/corral (the first build downloads and compiles the Go dependencies: a minute or so; later ones take seconds)"
 	$(GO) build -trimpath -o $(BIN) ./cmd/corral
 
 FORCE:
@@ -69,6 +70,7 @@ plugins: $(PLUGIN_WASM)
 
 build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins
+	@echo "building plugin $@ from plugins/$* (Go for WebAssembly, GOOS=wasip1)"
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../$@ ./$*
 
 # The example providers, one per SDK language, and their judge
@@ -134,6 +136,7 @@ judge: build examples
 	cd interop && JUDGE_WASM=$(JUDGE_WASM) $(GO) test -count=1 -run '^TestJudge$$' .
 
 run: build plugins
+	@echo "starting corral: it compiles each plugin to machine code (logged as 'plugin file done', n of m; the first start takes longest, later ones load from build/cache), then prints where to connect"
 	$(BIN) serve --config testdata/sample/corral.yaml --http $(HTTP_ADDR)
 
 # The whole suite: unit tests (with the race detector), the independent

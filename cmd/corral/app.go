@@ -39,7 +39,7 @@ type App struct {
 	cfg   atomic.Pointer[config.Config] // the configuration in force; a reload replaces it
 	log   *slog.Logger
 	level *slog.LevelVar
-	out   io.Writer // the person's terminal (stderr): load progress, where to connect
+	out   io.Writer // the person's terminal (stderr): where to connect
 
 	metrics *metrics.Metrics
 	health  *metrics.Health
@@ -83,8 +83,8 @@ func validate(cfg *config.Config) error {
 
 // newApp validates cfg and provisions an App from it: every part built and
 // connected, nothing listening, no plugin loaded, nothing running. out
-// receives the plain lines for a person (load progress on a terminal, the
-// address to connect to).
+// receives the plain line for a person: the address to connect to (load
+// progress is logged, terminal or not).
 func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.Writer) (*App, error) {
 	if err := validate(cfg); err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (a *App) provision(cfg *config.Config) error {
 			Logger: a.log, ListSkipped: a.metrics.ListSkipped},
 		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		CompileWorkers: cfg.Plugins.Compile.Workers, CompileTimeout: cfg.Plugins.Compile.Timeout,
-		Logger: a.log, Observer: a.metrics, Progress: a.progress(),
+		Logger: a.log, Observer: a.metrics,
 		OnChange: func(ev registry.Event) {
 			a.log.Info("plugin lists changed", "generation", ev.Generation,
 				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
@@ -189,22 +189,6 @@ func (a *App) provision(cfg *config.Config) error {
 		a.watcher = config.NewWatcher(a.src, cfg, config.WatchOptions{Logger: a.log, OnReload: a.reload})
 	}
 	return nil
-}
-
-// progress reports plugin loading on a terminal, nil elsewhere.
-func (a *App) progress() func(done, total int) {
-	if !isTerminal(a.out) {
-		return nil
-	}
-	return func(done, total int) {
-		if total < 2 {
-			return
-		}
-		fmt.Fprintf(a.out, "\rloading plugins: %d/%d", done, total)
-		if done == total {
-			fmt.Fprintln(a.out)
-		}
-	}
 }
 
 // reload applies a configuration file that loaded and validated.

@@ -45,7 +45,7 @@ var errBudget = errors.New("compile abandoned")
 // compile runs l.Compile (with probe's settings) in a slot, for at most
 // the budget. It gives up
 // early when ctx is done or stop is closed (the registry closing).
-func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loader, path string, data []byte, probe config.Plugin) (Module, error) {
+func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loader, path string, data []byte, probe config.Plugin, began func()) (Module, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -53,6 +53,7 @@ func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loade
 	case <-stop:
 		return nil, errors.New("registry: closed")
 	}
+	began()
 	type result struct {
 		m   Module
 		err error
@@ -162,7 +163,7 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.skipped = name
 		return o
 	}
-	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, cfg.ProbeSettings(name))
+	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, cfg.ProbeSettings(name), func() { j.prog.began(path) })
 	if err != nil {
 		if !r.unchanged(path, st) {
 			return outcome{} // still being written: not yet
@@ -195,7 +196,7 @@ func (r *Registry) runJob(ctx context.Context, j *compileJob) {
 	r.mu.Unlock()
 	r.emit(evs)
 	if j.prog != nil {
-		j.prog.step()
+		j.prog.step(j.f.path)
 	}
 	close(j.done)
 	r.mu.Lock()

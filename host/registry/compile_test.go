@@ -196,7 +196,7 @@ func TestCompilePoolBoundsAbandoned(t *testing.T) {
 	slow, _ := json.Marshal(spec{Name: "slow", Scheme: "slow"})
 	ctx := context.Background()
 	for i, want := range []struct{ slots, abandoned int }{{0, 1}, {1, 1}} {
-		if _, err := p.compile(ctx, nil, l, "slow.wasm", slow, config.Plugin{}); !errors.Is(err, errBudget) {
+		if _, err := p.compile(ctx, nil, l, "slow.wasm", slow, config.Plugin{}, func() {}); !errors.Is(err, errBudget) {
 			t.Fatalf("compile %d: %v, want the budget", i, err)
 		}
 		<-l.started

@@ -54,8 +54,12 @@ type Options struct {
 	// a plugin, from the goroutine that scanned, once the scan is over.
 	OnChange func(Event)
 	// Progress, when set, is called as the files a scan started compiling
-	// are done: done of total.
-	Progress func(done, total int)
+	// are done: done of total. Whether or not it is set, a scan of more
+	// than one file logs each file as it is ready (n of m, how long it
+	// took), and every scan logs the slowest compile still running every
+	// ProgressEvery (default 5s) until all are done.
+	Progress      func(done, total int)
+	ProgressEvery time.Duration
 	// CompileWorkers bounds the compiles that run at once (default: one
 	// per CPU). CompileTimeout is the wall-clock budget of one compile
 	// (default 60s): a compile still running then is abandoned and the
@@ -444,7 +448,7 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		return pending, nil, nil
 	}
 	idx := cfg.Bindings()
-	prog := &progress{total: len(jobs), report: r.opts.Progress}
+	prog := newProgress(len(jobs), r.opts.Progress, r.log, r.opts.ProgressEvery, r.closing)
 	for _, j := range jobs {
 		r.inflight[j.f.path] = j
 		r.jobs.Add(1)
@@ -452,23 +456,6 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		go r.runJob(ctx, j)
 	}
 	return pending, jobs, nil
-}
-
-// progress counts the jobs of one scan for Options.Progress.
-type progress struct {
-	mu     sync.Mutex
-	done   int
-	total  int
-	report func(done, total int)
-}
-
-func (p *progress) step() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done++
-	if p.report != nil {
-		p.report(p.done, p.total)
-	}
 }
 
 // version returns the compiled version of path the registry holds, serving
