@@ -37,6 +37,9 @@ type surface interface {
 // everything wrong at once.
 func checkABI(cm surface, hostFuncs []HostFunc) error {
 	exports := cm.Exports()
+	if err := shapeHint(exports, cm.Imports()); err != nil {
+		return err
+	}
 	if _, ok := exports[abi.ExportMarker]; !ok {
 		// Built for another major? Say so rather than "missing export".
 		for name := range exports {
@@ -74,6 +77,8 @@ func checkABI(cm surface, hostFuncs []HostFunc) error {
 	for _, r := range required {
 		got, ok := exports[r.name]
 		switch {
+		case !ok && r.name == abi.ExportMarker:
+			problems = append(problems, fmt.Sprintf("missing export %s %s, the version marker every guest exports (ABI.md §3.1; the SDKs add it)", r.name, r.sig))
 		case !ok:
 			problems = append(problems, fmt.Sprintf("missing export %s %s", r.name, r.sig))
 		case !got.Equal(r.sig):

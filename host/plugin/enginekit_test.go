@@ -48,6 +48,7 @@ var engineKit = []struct {
 	{"GoodPlugin", TestGoodPlugin, true},
 	{"RequestTooLarge", TestRequestTooLarge, true},
 	{"LoadErrors", TestLoadErrors, true},
+	{"AuthorLoadErrors", TestAuthorLoadErrors, true},
 	{"EngineReported", kitEngineReported, false},
 	{"Quarantine", TestQuarantine, true},
 	{"Hammer", TestHammer, true},

@@ -81,7 +81,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	key := r.keyFor(cfg)
 	cm, err := m.compiledFor(ctx, key)
 	if err != nil {
-		return nil, fail("%w", err)
+		return nil, fail("compile: %w", err)
 	}
 	p := &Plugin{
 		rt:      r,
@@ -99,22 +99,26 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	p.create = p.newInstance
 	in, err := p.create(ctx)
 	if err != nil {
-		return nil, fail("instantiate: %w", err)
+		return nil, fail("instantiate: %w", firstLine(err))
 	}
 	minor, err := in.marker(ctx)
 	if err != nil {
 		in.close(ctx)
-		return nil, fail("%s: %w", abi.ExportMarker, err)
+		return nil, fail("%s: %w", abi.ExportMarker, firstLine(err))
 	}
 	if minor > abi.Minor {
 		p.log.Info("plugin built for a newer ABI minor", "guest_minor", minor, "host_minor", abi.Minor)
 	}
 	res, class, err := in.call(ctx, catalog.Call{Op: abi.OpDescribe, Request: describeRequest}, nil)
 	if err == nil && res.Status != abi.StatusOK {
-		class, err = ClassBadOutput, fmt.Errorf("answered status %d, not a manifest: %s", res.Status, res.Body)
+		class, err = ClassBadOutput, describeRefused(res.Status, res.Body)
 	}
 	if err != nil {
 		in.close(ctx)
+		err = firstLine(err)
+		if class == ClassTrap {
+			err = fmt.Errorf("%w (describe runs once at load, with no capabilities; a guest that traps there never loads)", err)
+		}
 		if stderr := in.stderr.String(); stderr != "" {
 			err = fmt.Errorf("%w; stderr: %s", err, stderr)
 		}

@@ -52,20 +52,24 @@ func (l CompileLimits) withDefaults() CompileLimits {
 	return l
 }
 
-// precheck decodes wasm and refuses it, without compiling, when it
-// exceeds a limit or does not have the ABI's shape (the required exports
-// and their signatures, only known imports). The decoder is the
+// precheck decodes wasm and refuses it, without compiling, when it is not
+// a WebAssembly core module (saying what it is instead), exceeds a limit or
+// does not have the ABI's shape (the required exports and their
+// signatures, only known imports). The decoder is the
 // interrupt rewrite's, which refuses anything beyond WebAssembly 2.0.
 func precheck(wasm []byte, l CompileLimits, hostFuncs []HostFunc) error {
 	if len(wasm) > l.MaxFileBytes {
 		return fmt.Errorf("file of %d bytes exceeds plugins.compile.maxFileBytes (%d)", len(wasm), l.MaxFileBytes)
+	}
+	if err := fileKind(wasm); err != nil {
+		return err
 	}
 	sh, err := interrupt.Measure(wasm, l.MaxNesting)
 	if errors.Is(err, interrupt.ErrTooDeep) {
 		return fmt.Errorf("blocks nested more than %d deep exceed plugins.compile.maxNesting (%d)", l.MaxNesting, l.MaxNesting)
 	}
 	if err != nil {
-		return fmt.Errorf("decode: %w", err)
+		return decodeError(wasm, err)
 	}
 	switch {
 	case sh.Functions > l.MaxFunctions:

@@ -31,7 +31,7 @@ func TestCompileRefusesBeforeCompiling(t *testing.T) {
 		{"function size", good, CompileLimits{MaxFunctionBytes: 10}, "exceeds plugins.compile.maxFunctionBytes (10)"},
 		{"nesting", good, CompileLimits{MaxNesting: 1}, "exceed plugins.compile.maxNesting (1)"},
 		{"locals", good, CompileLimits{MaxLocals: 1}, "exceeds plugins.compile.maxLocals (1)"},
-		{"not wasm", []byte("\x00asm\x02\x00\x00\x00"), CompileLimits{}, "decode: interrupt: not a WebAssembly 1.0 binary module"},
+		{"not wasm", []byte("\x00asm\x02\x00\x00\x00"), CompileLimits{}, "a WebAssembly binary of version 2, and corral loads version 1 core modules"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

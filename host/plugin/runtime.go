@@ -286,7 +286,8 @@ func (m *Module) compiledFor(ctx context.Context, k engineKey) (CompiledModule, 
 	}
 	cm, err := e.Compile(ctx, m.wasm)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		// Callers name the step: the registry's log says "compile:" once.
+		return nil, firstLine(err)
 	}
 	m.compiled[k] = cm
 	return cm, nil

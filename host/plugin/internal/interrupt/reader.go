@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// errEOF reports a read past the end of the input.
-var errEOF = errors.New("unexpected end")
+// ErrUnexpectedEnd reports a read past the end of the input: a truncated
+// file, or a size field that claims more than it holds.
+var ErrUnexpectedEnd = errors.New("unexpected end")
 
 // reader decodes the WebAssembly binary format's primitives from b.
 type reader struct {
@@ -18,7 +19,7 @@ func (r *reader) done() bool { return r.pos >= len(r.b) }
 
 func (r *reader) byte() (byte, error) {
 	if r.pos >= len(r.b) {
-		return 0, errEOF
+		return 0, ErrUnexpectedEnd
 	}
 	c := r.b[r.pos]
 	r.pos++
@@ -27,14 +28,14 @@ func (r *reader) byte() (byte, error) {
 
 func (r *reader) peek() (byte, error) {
 	if r.pos >= len(r.b) {
-		return 0, errEOF
+		return 0, ErrUnexpectedEnd
 	}
 	return r.b[r.pos], nil
 }
 
 func (r *reader) bytes(n uint32) ([]byte, error) {
 	if uint64(n) > uint64(len(r.b)-r.pos) {
-		return nil, errEOF
+		return nil, ErrUnexpectedEnd
 	}
 	s := r.b[r.pos : r.pos+int(n)]
 	r.pos += int(n)
@@ -43,7 +44,7 @@ func (r *reader) bytes(n uint32) ([]byte, error) {
 
 func (r *reader) skip(n int) error {
 	if n > len(r.b)-r.pos {
-		return errEOF
+		return ErrUnexpectedEnd
 	}
 	r.pos += n
 	return nil
