@@ -798,6 +798,8 @@ struct corral_call {
 	int is_error; /* tool */
 	const char *structured, *description, *next_cursor, *state;
 	long limit;
+	long long ttl_ms; /* read: the caching hint, when has_ttl */
+	int has_ttl;
 };
 
 static corral_call call_state;
@@ -877,6 +879,11 @@ int corral_blob_contents(corral_call *c, const char *uri, const char *mime_type,
 	base64(&out, data, len);
 	raw(&out, "\"}");
 	return 0;
+}
+
+void corral_ttl(corral_call *c, long long ms) {
+	c->ttl_ms = ms;
+	c->has_ttl = ms >= 0;
 }
 
 int corral_message_text(corral_call *c, const char *role, const char *text) {
@@ -1102,7 +1109,11 @@ static int dispatch(corral_call *c) {
 /* finish closes the result the handler wrote. */
 static void finish(corral_call *c) {
 	switch (c->shape) {
-	case SHAPE_READ: raw(&out, "]}"); break;
+	case SHAPE_READ:
+		raw(&out, "]");
+		if (c->has_ttl) raw(&out, ",\"ttlMs\":"), corral_buf_int(&out, c->ttl_ms);
+		raw(&out, "}");
+		break;
 	case SHAPE_PROMPT:
 		raw(&out, "]");
 		if (c->description) raw(&out, ",\"description\":"), str(&out, c->description);

@@ -193,6 +193,7 @@ const char *corral_state(corral_call *c);
 /* read_resource: add a content. */
 int corral_text_contents(corral_call *c, const char *uri, const char *mime_type, const char *text);
 int corral_blob_contents(corral_call *c, const char *uri, const char *mime_type, const void *data, size_t len);
+void corral_ttl(corral_call *c, long long ms); /* read: ttlMs, a caching hint */
 /* get_prompt: add a message (role "user" or "assistant"). */
 int corral_message_text(corral_call *c, const char *role, const char *text);
 int corral_message_resource(corral_call *c, const char *role, const char *uri, const char *mime_type,

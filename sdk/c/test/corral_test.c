@@ -130,6 +130,7 @@ static int read_text(corral_call *c) {
 
 static int read_blob(corral_call *c) {
 	corral_blob_contents(c, corral_uri(c), NULL, "hi?\?>>", 6);
+	corral_ttl(c, 60000);
 	return CORRAL_OK;
 }
 
@@ -297,7 +298,7 @@ static void test_dispatch(void) {
 	       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"caps\",\"inputSchema\":{\"type\":\"object\"}}],"
 	       "\"capabilities\":[\"kv\",\"log\"],\"requiredCapabilities\":[\"kv\"],\"listsResources\":true}");
 	expect(3, "{\"uri\":\"t://s\",\"principal\":{\"id\":\"a\"}}", 0, "{\"contents\":[{\"uri\":\"t://s\",\"mimeType\":\"text/plain\",\"text\":\"static\"}]}");
-	expect(3, "{\"uri\":\"T://blob\"}", 0, "{\"contents\":[{\"uri\":\"T://blob\",\"blob\":\"aGk/Pz4+\"}]}");
+	expect(3, "{\"uri\":\"T://blob\"}", 0, "{\"contents\":[{\"uri\":\"T://blob\",\"blob\":\"aGk/Pz4+\"}],\"ttlMs\":60000}");
 	expect(3, "{\"uri\":\"t://v/a%2Fb\",\"template\":\"t://v/{v}\",\"variables\":{\"v\":\"a/b\"}}", 0,
 	       "{\"contents\":[{\"uri\":\"t://v/a%2Fb\",\"mimeType\":\"text/plain\",\"text\":\"a/b\"}]}");
 	expect(3, "{\"uri\":\"t://nothing\"}", 1, "{\"code\":\"not_found\",\"message\":\"resource not found: t://nothing\"}");
