@@ -54,7 +54,7 @@ func BenchmarkJudge(b *testing.B) {
 		b.Run(op.name, func(b *testing.B) {
 			for _, s := range servers {
 				b.Run(s.lang, func(b *testing.B) {
-					for range 50 { // warm the pool and the connection
+					for range 200 { // warm the instance, its heap and the connection
 						if err := op.do(s.cs); err != nil {
 							b.Fatal(err)
 						}
