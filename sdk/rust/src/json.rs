@@ -313,6 +313,18 @@ pub fn write_string(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// `s` as a JSON string, for messages that quote a name.
+pub(crate) fn q<S: AsRef<str> + ?Sized>(s: &S) -> String {
+    let mut out = String::new();
+    write_string(s.as_ref(), &mut out);
+    out
+}
+
+/// A list of names as a JSON array, for messages.
+pub(crate) fn q_list(list: &[String]) -> String {
+    Value::from(list.to_vec()).to_string()
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,

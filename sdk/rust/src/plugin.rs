@@ -3,7 +3,7 @@
 //! handler.
 
 use crate::error::Error;
-use crate::json::Value;
+use crate::json::{q, q_list, Value};
 use crate::types::*;
 
 /// The ABI minor this SDK is written against (reported by `corral_abi_v1`).
@@ -173,8 +173,8 @@ impl Tool {
         let mut t = Tool { v: Value::object().with("name", name), err: None };
         match Value::parse(input_schema) {
             Ok(s) if s.get("type").and_then(Value::as_str) == Some("object") => t.v.insert("inputSchema", s),
-            Ok(_) => t.err = Some(format!("tool {:?}: input schema must have type \"object\"", name)),
-            Err(e) => t.err = Some(format!("tool {:?}: input schema: {}", name, e)),
+            Ok(_) => t.err = Some(format!("tool {}: input schema must have type \"object\"", q(&name))),
+            Err(e) => t.err = Some(format!("tool {}: input schema: {}", q(&name), e)),
         }
         t
     }
@@ -348,9 +348,9 @@ impl Plugin {
     pub fn scheme(&mut self, s: &str) -> &mut Plugin {
         let s = s.to_ascii_lowercase();
         if !scheme_ok(&s) {
-            self.fail(format!("scheme {:?} is not a lowercase URI scheme of at most 64 characters", s));
+            self.fail(format!("scheme {} is not a lowercase URI scheme of at most 64 characters", q(&s)));
         } else if self.schemes.contains(&s) {
-            self.fail(format!("scheme {:?} claimed twice", s));
+            self.fail(format!("scheme {} claimed twice", q(&s)));
         } else {
             self.schemes.push(s);
         }
@@ -388,9 +388,9 @@ impl Plugin {
     {
         let uri = r.uri().to_string();
         if uri.is_empty() || r.0.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
-            self.fail(format!("resource {:?} needs a uri and a name", uri));
+            self.fail(format!("resource {} needs a uri and a name", q(&uri)));
         } else if self.resources.iter().any(|(have, _)| have.uri() == uri) {
-            self.fail(format!("resource {:?} declared twice", uri));
+            self.fail(format!("resource {} declared twice", q(&uri)));
         } else {
             self.resources.push((r, Box::new(read)));
         }
@@ -405,9 +405,9 @@ impl Plugin {
     {
         let ut = t.uri_template().to_string();
         if ut.is_empty() || t.v.get("name").and_then(Value::as_str).unwrap_or("").is_empty() {
-            self.fail(format!("template {:?} needs a uriTemplate and a name", ut));
+            self.fail(format!("template {} needs a uriTemplate and a name", q(&ut)));
         } else if self.templates.iter().any(|e| e.t.uri_template() == ut) {
-            self.fail(format!("template {:?} declared twice", ut));
+            self.fail(format!("template {} declared twice", q(&ut)));
         }
         self.templates.push(TemplateEntry { t, read: Box::new(read), complete: None });
         Completion(&mut self.templates.last_mut().unwrap().complete)
@@ -420,14 +420,14 @@ impl Plugin {
         F: Fn(&PromptRequest) -> Result<PromptResult, Error> + 'static,
     {
         if !item_name_ok(p.name()) {
-            self.fail(format!("prompt name {:?} must match [A-Za-z0-9_.-]{{1,128}}", p.name()));
+            self.fail(format!("prompt name {} must match [A-Za-z0-9_.-]{{1,128}}", q(&p.name())));
         } else if self.prompts.iter().any(|e| e.p.name() == p.name()) {
-            self.fail(format!("prompt {:?} declared twice", p.name()));
+            self.fail(format!("prompt {} declared twice", q(&p.name())));
         }
         let mut seen: Vec<&str> = Vec::new();
         for (a, _) in &p.args {
             if a.is_empty() || seen.contains(&a.as_str()) {
-                self.errors.push(format!("prompt {:?}: argument names must be non-empty and unique", p.name()));
+                self.errors.push(format!("prompt {}: argument names must be non-empty and unique", q(&p.name())));
             }
             seen.push(a);
         }
@@ -445,9 +445,9 @@ impl Plugin {
         if let Some(e) = &t.err {
             self.errors.push(e.clone());
         } else if !item_name_ok(t.name()) {
-            self.fail(format!("tool name {:?} must match [A-Za-z0-9_.-]{{1,128}}", t.name()));
+            self.fail(format!("tool name {} must match [A-Za-z0-9_.-]{{1,128}}", q(&t.name())));
         } else if self.tools.iter().any(|e| e.t.name() == t.name()) {
-            self.fail(format!("tool {:?} declared twice", t.name()));
+            self.fail(format!("tool {} declared twice", q(&t.name())));
         } else {
             self.tools.push(ToolEntry { t, call: Box::new(call) });
         }
@@ -488,39 +488,39 @@ impl Plugin {
     pub fn validate(&self) -> Vec<String> {
         let mut errs = self.errors.clone();
         if !plugin_name_ok(&self.name) {
-            errs.push(format!("plugin name {:?} must match [a-z0-9][a-z0-9_-]{{0,63}}", self.name));
+            errs.push(format!("plugin name {} must match [a-z0-9][a-z0-9_-]{{0,63}}", q(&self.name)));
         }
         if self.version.is_empty() {
             errs.push("plugin version is empty".to_string());
         }
         for (r, _) in &self.resources {
             if !self.owns(r.uri()) {
-                errs.push(format!("resource {:?} is outside the plugin's schemes {:?}", r.uri(), self.schemes));
+                errs.push(format!("resource {} is outside the plugin's schemes {}", q(&r.uri()), q_list(&self.schemes)));
             }
         }
         for e in &self.templates {
             let ut = e.t.uri_template();
             if !self.owns(ut) {
-                errs.push(format!("template {:?} is outside the plugin's schemes {:?}", ut, self.schemes));
+                errs.push(format!("template {} is outside the plugin's schemes {}", q(&ut), q_list(&self.schemes)));
             }
             let vars = template_variables(ut);
             for c in e.t.complete.iter().flatten() {
                 if !vars.contains(c) {
-                    errs.push(format!("template {:?}: completable variable {:?} is not in the template", ut, c));
+                    errs.push(format!("template {}: completable variable {} is not in the template", q(&ut), q(&c)));
                 }
             }
             if e.complete.is_none() && e.t.complete.as_ref().map_or(false, |c| !c.is_empty()) {
-                errs.push(format!("template {:?} declares completable variables but has no completion handler", ut));
+                errs.push(format!("template {} declares completable variables but has no completion handler", q(&ut)));
             }
         }
         for e in &self.prompts {
             for c in e.p.complete.iter().flatten() {
                 if !e.p.args.iter().any(|(a, _)| a == c) {
-                    errs.push(format!("prompt {:?}: completable argument {:?} is not an argument", e.p.name(), c));
+                    errs.push(format!("prompt {}: completable argument {} is not an argument", q(&e.p.name()), q(&c)));
                 }
             }
             if e.complete.is_none() && e.p.complete.as_ref().map_or(false, |c| !c.is_empty()) {
-                errs.push(format!("prompt {:?} declares completable arguments but has no completion handler", e.p.name()));
+                errs.push(format!("prompt {} declares completable arguments but has no completion handler", q(&e.p.name())));
             }
         }
         if (self.lister.is_some() || self.reader.is_some()) && self.schemes.is_empty() {
@@ -550,7 +550,7 @@ impl Plugin {
     pub fn manifest(&self) -> Result<String, String> {
         let errs = self.validate();
         if !errs.is_empty() {
-            return Err(format!("corral: plugin {:?}: {}", self.name, errs.join("; ")));
+            return Err(format!("corral: plugin {}: {}", q(&self.name), errs.join("; ")));
         }
         let caps = |list: &[Cap]| Value::Array(list.iter().map(|c| Value::from(c.as_str())).collect());
         let mut m = Value::object().with("name", self.name.as_str()).with("version", self.version.as_str()).with("abi", 1);
@@ -666,7 +666,7 @@ impl Plugin {
             return Err(Error::internal(format!("lister returned {} resources, over the limit of {}", resources.len(), req.limit)));
         }
         if let Some(r) = resources.iter().find(|r| !self.owns(r.uri())) {
-            return Err(Error::internal(format!("lister returned {:?}, outside the plugin's schemes", r.uri())));
+            return Err(Error::internal(format!("lister returned {}, outside the plugin's schemes", q(&r.uri()))));
         }
         let mut v = Value::object().with("resources", resources.into_iter().map(|r| r.0).collect::<Vec<_>>());
         if !next.is_empty() {
@@ -696,10 +696,10 @@ impl Plugin {
 
     fn get_prompt(&self, req: &PromptRequest) -> Result<Value, Error> {
         let e = self.prompts.iter().find(|e| e.p.name() == req.name);
-        let e = e.ok_or_else(|| Error::not_found(format!("prompt {:?} not found", req.name)))?;
+        let e = e.ok_or_else(|| Error::not_found(format!("prompt {} not found", q(&req.name))))?;
         for (name, required) in &e.p.args {
             if *required && req.arg(name).unwrap_or("").is_empty() {
-                return Err(Error::invalid_params(format!("prompt {:?}: missing required argument {:?}", req.name, name)));
+                return Err(Error::invalid_params(format!("prompt {}: missing required argument {}", q(&req.name), q(&name))));
             }
         }
         Ok((e.get)(req)?.to_json())
@@ -707,9 +707,9 @@ impl Plugin {
 
     fn call_tool(&self, req: &ToolRequest) -> Result<Value, Error> {
         let e = self.tools.iter().find(|e| e.t.name() == req.name);
-        let e = e.ok_or_else(|| Error::not_found(format!("tool {:?} not found", req.name)))?;
+        let e = e.ok_or_else(|| Error::not_found(format!("tool {} not found", q(&req.name))))?;
         if let Some(missing) = e.t.required().into_iter().find(|n| req.arg(n).is_none()) {
-            return Ok(ToolResult::error(&format!("missing required argument {:?}", missing)).to_json());
+            return Ok(ToolResult::error(&format!("missing required argument {}", q(&missing))).to_json());
         }
         match (e.call)(req) {
             Ok(r) => Ok(r.to_json()),
@@ -722,15 +722,15 @@ impl Plugin {
         let (f, fill) = match req.ref_type.as_str() {
             "ref/prompt" => {
                 let e = self.prompts.iter().find(|e| e.p.name() == req.ref_name);
-                let e = e.ok_or_else(|| Error::not_found(format!("prompt {:?} not found", req.ref_name)))?;
+                let e = e.ok_or_else(|| Error::not_found(format!("prompt {} not found", q(&req.ref_name))))?;
                 (e.complete.as_ref(), Plugin::prompt_can_fill(e))
             }
             "ref/resource" => {
                 let e = self.templates.iter().find(|e| e.t.uri_template() == req.ref_name);
-                let e = e.ok_or_else(|| Error::not_found(format!("template {:?} not found", req.ref_name)))?;
+                let e = e.ok_or_else(|| Error::not_found(format!("template {} not found", q(&req.ref_name))))?;
                 (e.complete.as_ref(), Plugin::template_can_fill(e))
             }
-            other => return Err(Error::invalid_params(format!("unknown completion ref type {:?}", other))),
+            other => return Err(Error::invalid_params(format!("unknown completion ref type {}", q(&other)))),
         };
         let mut values = match f {
             Some(f) if fill.contains(&req.argument) => f(req)?,
