@@ -10,8 +10,10 @@ pub enum Value {
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number (JSON numbers are read as f64).
-    Number(f64),
+    /// A number, kept as its JSON text (a valid JSON number literal), so
+    /// that reading and writing one needs no floating-point conversion;
+    /// [`Value::as_i64`] and [`Value::as_f64`] convert it.
+    Number(String),
     /// A string.
     String(String),
     /// An array.
@@ -93,16 +95,16 @@ impl Value {
     /// The number, if this is one.
     pub fn as_f64(&self) -> Option<f64> {
         match self {
-            Value::Number(n) => Some(*n),
+            Value::Number(n) => n.parse().ok(),
             _ => None,
         }
     }
 
-    /// The number as an integer, if this is a number with no fraction that
-    /// fits an i64.
+    /// The number as an integer, if this is a number written without a
+    /// fraction or exponent that fits an i64.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
-            Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.2e18 => Some(*n as i64),
+            Value::Number(n) => n.parse().ok(),
             _ => None,
         }
     }
@@ -163,7 +165,7 @@ impl Value {
             Value::Null => out.push_str("null"),
             Value::Bool(true) => out.push_str("true"),
             Value::Bool(false) => out.push_str("false"),
-            Value::Number(n) => write_number(*n, out),
+            Value::Number(n) => out.push_str(n),
             Value::String(s) => write_string(s, out),
             Value::Array(a) => {
                 out.push('[');
@@ -225,32 +227,38 @@ impl From<bool> for Value {
 }
 
 impl From<f64> for Value {
+    /// A finite number; NaN and the infinities, which JSON cannot hold,
+    /// become null.
     fn from(n: f64) -> Value {
-        Value::Number(n)
+        if n.is_finite() {
+            Value::Number(n.to_string())
+        } else {
+            Value::Null
+        }
     }
 }
 
 impl From<i64> for Value {
     fn from(n: i64) -> Value {
-        Value::Number(n as f64)
+        Value::Number(n.to_string())
     }
 }
 
 impl From<i32> for Value {
     fn from(n: i32) -> Value {
-        Value::Number(n as f64)
+        Value::Number(n.to_string())
     }
 }
 
 impl From<u32> for Value {
     fn from(n: u32) -> Value {
-        Value::Number(n as f64)
+        Value::Number(n.to_string())
     }
 }
 
 impl From<usize> for Value {
     fn from(n: usize) -> Value {
-        Value::Number(n as f64)
+        Value::Number(n.to_string())
     }
 }
 
@@ -269,17 +277,6 @@ impl From<Vec<String>> for Value {
 impl From<&[&str]> for Value {
     fn from(a: &[&str]) -> Value {
         Value::Array(a.iter().map(|s| Value::from(*s)).collect())
-    }
-}
-
-fn write_number(n: f64, out: &mut String) {
-    use std::fmt::Write;
-    if !n.is_finite() {
-        out.push_str("null");
-    } else if n.fract() == 0.0 && n.abs() < 1e15 {
-        let _ = write!(out, "{}", n as i64);
-    } else {
-        let _ = write!(out, "{}", n);
     }
 }
 
@@ -460,7 +457,7 @@ impl<'a> Parser<'a> {
         }
         // The bytes checked above are ASCII, so this slice is valid UTF-8.
         let text = std::str::from_utf8(&self.b[start..self.i]).map_err(|_| self.err("invalid number"))?;
-        text.parse::<f64>().map(Value::Number).map_err(|_| self.err("invalid number"))
+        Ok(Value::Number(text.to_string()))
     }
 
     fn hex4(&mut self) -> Result<u32, ParseError> {
@@ -548,7 +545,7 @@ mod tests {
     fn round_trips() {
         let cases = [
             (r#"{"a":1,"b":[true,false,null],"c":"x\"y\\z\n"}"#, r#"{"a":1,"b":[true,false,null],"c":"x\"y\\z\n"}"#),
-            (" [ 1.5 , -2 , 3e2 ] ", "[1.5,-2,300]"),
+            (" [ 1.5 , -2 , 3e2 ] ", "[1.5,-2,3e2]"),
             (r#""\u00e9\ud83d\ude00\u0001""#, "\"é😀\\u0001\""),
             (r#"{}"#, "{}"),
             (r#"[]"#, "[]"),
@@ -598,7 +595,12 @@ mod tests {
         assert_eq!(v.get("a").and_then(Value::as_str), Some("x"));
         assert_eq!(v.get("b").and_then(Value::as_i64), Some(2));
         assert!(v.get("c").is_none());
-        assert_eq!(Value::Number(f64::NAN).to_string(), "null");
-        assert_eq!(Value::Number(0.25).to_string(), "0.25");
+        assert_eq!(Value::from(f64::NAN).to_string(), "null");
+        assert_eq!(Value::from(0.25).to_string(), "0.25");
+        assert_eq!(Value::from(-3).to_string(), "-3");
+        let n = Value::parse("-1.5e3").unwrap();
+        assert_eq!((n.as_f64(), n.as_i64(), n.to_string().as_str()), (Some(-1500.0), None, "-1.5e3"));
+        let big = Value::parse("12345678901234567890").unwrap();
+        assert_eq!((big.as_i64(), big.to_string().as_str()), (None, "12345678901234567890"));
     }
 }
