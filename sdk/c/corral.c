@@ -641,6 +641,9 @@ void corral_prompt(corral_prompt_def d, corral_handler get, corral_handler compl
 	if (!get) return mistake("prompt has no handler:", d.name);
 	if (!empty(d.complete) && !complete) return mistake("prompt lists completable arguments but has no completion handler:", d.name);
 	int n = nargs(&d);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(d.arguments[i].name, d.arguments[j].name) == 0) return mistake("prompt names an argument twice:", d.name);
 	for (const char *p = d.complete; p && *p;) {
 		size_t l = strcspn(p, ",");
 		int found = 0;
@@ -1166,7 +1169,11 @@ EXPORT("corral_call") int32_t corral_export_call(int32_t op, uint32_t len) {
 	if (reg.nerrors) status = corral_error(c, CORRAL_INTERNAL, reg.errors);
 	else if (op != 1 && len > request_cap) status = corral_error(c, CORRAL_INVALID_PARAMS, "request larger than the buffer");
 	else status = dispatch(c);
-	if (status == CORRAL_STATUS_INPUT_REQUIRED && c->shape != SHAPE_INPUT)
+	if (c->shape == SHAPE_INPUT && (op < 3 || op > 5))
+		status = corral_error(c, CORRAL_INTERNAL, "input_required answers only a read, a prompt or a tool");
+	else if (c->shape == SHAPE_INPUT)
+		status = CORRAL_STATUS_INPUT_REQUIRED;
+	else if (status == CORRAL_STATUS_INPUT_REQUIRED)
 		status = corral_error(c, CORRAL_INTERNAL, "handler returned input_required without asking for input");
 	else if (status != CORRAL_OK && status != CORRAL_STATUS_ERROR && status != CORRAL_STATUS_INPUT_REQUIRED)
 		status = corral_error(c, CORRAL_INTERNAL, "handler returned an unknown status");
@@ -1213,28 +1220,41 @@ int corral_http_fetch(const char *request, corral_str *response) {
 	return output(corral_host_http_fetch(request, len0(request)), response);
 }
 
-int corral_http_get(const char *url, corral_http_response *r) {
-	size_t cap = len0(url) * 6 + 40;
+/* http sends method to url (with body as content_type when POST) and
+ * decodes the response into *r. */
+static int http(const char *method, const char *url, const char *content_type, const void *body, size_t len,
+                corral_http_response *r) {
+	size_t cap = len0(url) * 6 + len0(content_type) * 6 + (len + 2) / 3 * 4 + 96;
 	corral_buf b = {corral_alloc(cap), 0, cap, 0, 0};
 	if (!b.ptr) return CORRAL_ETOOLARGE;
-	raw(&b, "{\"method\":\"GET\",\"url\":"), str(&b, url), corral_buf_raw(&b, "}", 2);
-	corral_str resp, status, body;
+	raw(&b, "{\"method\":"), str(&b, method), raw(&b, ",\"url\":"), str(&b, url);
+	if (content_type) raw(&b, ",\"headers\":{\"Content-Type\":"), str(&b, content_type), raw(&b, "}");
+	if (body) raw(&b, ",\"body\":\""), base64(&b, body, len), raw(&b, "\"");
+	corral_buf_raw(&b, "}", 2);
+	if (b.overflow) return CORRAL_ETOOLARGE;
+	corral_str resp, status, rbody;
 	int n = corral_http_fetch(b.ptr, &resp);
 	if (n < 0) return n;
 	long long st;
 	if (!corral_json_member(resp, "status", &status) || !corral_json_int(status, &st)) return CORRAL_EIO;
 	*r = (corral_http_response){.status = (int)st, .body = {"", 0}};
 	corral_json_member(resp, "headers", &r->headers);
-	if (corral_json_member(resp, "body", &body)) {
-		body = trim(body);
-		if (body.len < 2 || body.ptr[0] != '"') return CORRAL_EIO;
-		unsigned char *d = corral_alloc(body.len);
+	if (corral_json_member(resp, "body", &rbody)) {
+		rbody = trim(rbody);
+		if (rbody.len < 2 || rbody.ptr[0] != '"') return CORRAL_EIO;
+		unsigned char *d = corral_alloc(rbody.len);
 		if (!d) return CORRAL_ETOOLARGE;
-		long l = unbase64(body.ptr + 1, body.len - 2, d);
+		long l = unbase64(rbody.ptr + 1, rbody.len - 2, d);
 		if (l < 0) return CORRAL_EIO;
 		r->body = (corral_str){(const char *)d, (size_t)l};
 	}
 	return 0;
+}
+
+int corral_http_get(const char *url, corral_http_response *r) { return http("GET", url, NULL, NULL, 0, r); }
+
+int corral_http_post(const char *url, const char *content_type, const void *body, size_t len, corral_http_response *r) {
+	return http("POST", url, content_type, body ? body : "", len, r);
 }
 
 int corral_config_get(const char *key, const char **value) {

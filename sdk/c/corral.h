@@ -240,6 +240,8 @@ typedef struct {
 	corral_str body;    /* decoded */
 } corral_http_response;
 int corral_http_get(const char *url, corral_http_response *response);
+int corral_http_post(const char *url, const char *content_type, const void *body, size_t len,
+                     corral_http_response *response);
 int corral_config_get(const char *key, const char **value);
 const char *corral_errno_name(int errno_value); /* "denied", "not found", … */
 

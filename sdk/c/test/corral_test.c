@@ -94,8 +94,12 @@ int32_t corral_host_file_stat(const void *path, size_t plen) { return corral_hos
 int32_t corral_host_file_list(const void *path, size_t plen) { return corral_host_file_read(path, plen); }
 int32_t corral_host_file_roots(void) { return produce("[\"/r\"]", 6); }
 int32_t corral_host_http_fetch(const void *request, size_t rlen) {
-	static const char want[] = "{\"method\":\"GET\",\"url\":\"http://x/\\\"q\"}";
-	if (rlen != sizeof want - 1 || memcmp(request, want, rlen) != 0) return CORRAL_EINVALID;
+	static const char get[] = "{\"method\":\"GET\",\"url\":\"http://x/\\\"q\"}";
+	static const char post[] = "{\"method\":\"POST\",\"url\":\"http://x/\",\"headers\":{\"Content-Type\":\"text/plain\"},"
+	                           "\"body\":\"aGk/Pz4+\"}";
+	if (!(rlen == sizeof get - 1 && memcmp(request, get, rlen) == 0) &&
+	    !(rlen == sizeof post - 1 && memcmp(request, post, rlen) == 0))
+		return CORRAL_EINVALID;
 	static const char resp[] = "{\"status\":201,\"headers\":{\"A\":\"b\"},\"body\":\"aGk/Pz4+\"}";
 	return produce(resp, sizeof resp - 1);
 }
@@ -142,6 +146,8 @@ static int read_big(corral_call *c) {
 }
 
 static int read_none(corral_call *c) { return (void)c, CORRAL_OK; }
+
+static int complete_asks(corral_call *c) { return corral_elicit(c, "k", "no", "{}"); }
 
 static int complete_many(corral_call *c) {
 	char v[8];
@@ -191,6 +197,8 @@ static int caps(corral_call *c) {
 	CHECK(corral_file_roots(&v) == 6, "file_roots");
 	CHECK(corral_http_get("http://x/\"q", &r) == 0 && r.status == 201 && r.body.len == 6 && memcmp(r.body.ptr, "hi?\?>>", 6) == 0,
 	      "http_get: %d %.*s", r.status, (int)r.body.len, r.body.ptr);
+	CHECK(corral_http_post("http://x/", "text/plain", "hi?\?>>", 6, &r) == 0 && r.status == 201, "http_post");
+	CHECK(corral_http_get("http://elsewhere/", &r) == CORRAL_EINVALID, "http_get passes on the host's errno");
 	CHECK(corral_log(CORRAL_LOG_WARN, "w") == 0 && strcmp(logged, "2 w") == 0, "log: %s", logged);
 	CHECK(corral_notify_updated("t://a") == 0 && strcmp(notified, "1 t://a") == 0, "notify: %s", notified);
 	CHECK(corral_notify_list_changed(CORRAL_TOOLS_CHANGED) == 0 && strcmp(notified, "4 ") == 0, "notify: %s", notified);
@@ -218,6 +226,7 @@ void corral_setup(void) {
 	corral_resource((corral_resource_def){.uri = "u://x", .name = "x"}, read_text);
 	corral_tool((corral_tool_def){.name = "t", .input_schema = "{\"type\":\"string\"}"}, echo);
 	corral_request("telepathy");
+	corral_prompt((corral_prompt_def){.name = "p", .arguments = {{.name = "a"}, {.name = "a"}}}, get_prompt, NULL);
 #else
 	corral_plugin("t", "1");
 	corral_title("T \"quoted\"");
@@ -231,6 +240,7 @@ void corral_setup(void) {
 	corral_resource((corral_resource_def){.uri = "t://none", .name = "none"}, read_none);
 	corral_template((corral_template_def){.uri_template = "t://v/{v}", .name = "v", .complete = "v"}, read_text, complete_many);
 	corral_prompt((corral_prompt_def){.name = "p", .arguments = {{.name = "who", .required = 1}, {.name = "x"}}}, get_prompt, NULL);
+	corral_prompt((corral_prompt_def){.name = "q2", .arguments = {{.name = "a"}}, .complete = "a"}, get_prompt, complete_asks);
 	corral_tool((corral_tool_def){.name = "echo", .input_schema = "{\"type\":\"object\",\"required\":[\"x\"]}"}, echo);
 	corral_tool((corral_tool_def){.name = "ask", .input_schema = "{\"type\":\"object\"}"}, ask);
 	corral_tool((corral_tool_def){.name = "caps", .input_schema = "{\"type\":\"object\"}"}, caps);
@@ -284,7 +294,7 @@ static void test_dispatch(void) {
 #ifdef BAD_SETUP
 	const char *want = "{\"code\":\"internal\",\"message\":\"plugin name must match [a-z0-9][a-z0-9_-]{0,63}: Bad; plugin "
 	                   "version is empty; scheme claimed twice: t; tool input schema must be a JSON object with \\\"type\\\": "
-	                   "\\\"object\\\": t; unknown capability telepathy; resource outside the plugin's schemes: u://x\"}";
+	                   "\\\"object\\\": t; unknown capability telepathy; prompt names an argument twice: p; resource outside the plugin's schemes: u://x\"}";
 	expect(1, "{}", 1, want);
 	expect(3, "{\"uri\":\"t://s\"}", 1, want);
 #else
@@ -293,7 +303,8 @@ static void test_dispatch(void) {
 	       "\"resources\":[{\"uri\":\"t://s\",\"name\":\"s\",\"mimeType\":\"text/plain\"},{\"uri\":\"T://blob\",\"name\":\"b\"},"
 	       "{\"uri\":\"t://big\",\"name\":\"big\"},{\"uri\":\"t://none\",\"name\":\"none\"}],"
 	       "\"templates\":[{\"uriTemplate\":\"t://v/{v}\",\"name\":\"v\",\"complete\":[\"v\"]}],"
-	       "\"prompts\":[{\"name\":\"p\",\"arguments\":[{\"name\":\"who\",\"required\":true},{\"name\":\"x\"}]}],"
+	       "\"prompts\":[{\"name\":\"p\",\"arguments\":[{\"name\":\"who\",\"required\":true},{\"name\":\"x\"}]},"
+	       "{\"name\":\"q2\",\"arguments\":[{\"name\":\"a\"}],\"complete\":[\"a\"]}],"
 	       "\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\",\"required\":[\"x\"]}},"
 	       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"caps\",\"inputSchema\":{\"type\":\"object\"}}],"
 	       "\"capabilities\":[\"kv\",\"log\"],\"requiredCapabilities\":[\"kv\"],\"listsResources\":true}");
@@ -332,6 +343,8 @@ static void test_dispatch(void) {
 	      "the first 100 of 150 completions: %.80s…", result);
 	expect(6, "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"p\"},\"argument\":{\"name\":\"who\",\"value\":\"a\"}}", 0,
 	       "{\"completion\":{\"values\":[],\"total\":0}}");
+	expect(6, "{\"ref\":{\"type\":\"ref/prompt\",\"name\":\"q2\"},\"argument\":{\"name\":\"a\",\"value\":\"\"}}", 1,
+	       "{\"code\":\"internal\",\"message\":\"input_required answers only a read, a prompt or a tool\"}");
 	expect(6, "{\"ref\":{\"type\":\"ref/other\"},\"argument\":{\"name\":\"v\"}}", 1,
 	       "{\"code\":\"invalid_params\",\"message\":\"unknown completion ref type ref/other\"}");
 
