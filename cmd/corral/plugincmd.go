@@ -23,7 +23,8 @@ const pluginLong = `Work with one plugin file.
 
   inspect [--json] FILE.wasm      print the manifest: claims and requested capabilities
   check [--config FILE] FILE.wasm load it in the sandbox with its configured grants and
-                                  limits, list everything it serves, report problems`
+                                  limits, list everything it serves, report problems
+  new NAME --lang LANG [DIR]      write a new plugin project (go, c, assemblyscript, rust)`
 
 func runPlugin(ctx context.Context, e *env, args []string) int {
 	fs := newFlags("plugin", "corral plugin inspect|check [flags] FILE.wasm", pluginLong)
@@ -39,6 +40,8 @@ func runPlugin(ctx context.Context, e *env, args []string) int {
 		return runInspect(ctx, e, args[1:])
 	case args[0] == "check":
 		return runCheck(ctx, e, args[1:])
+	case args[0] == "new":
+		return runNew(ctx, e, args[1:])
 	}
 	return usageErr(e, fs, "unknown subcommand %q", args[0])
 }

@@ -2,8 +2,8 @@
 // serves on a Plugin, hands it to serve(), and re-exports the three ABI
 // functions from its entry file:
 //
-//   import { Plugin, ReadRequest, ReadResponse, serve } from "../corral";
-//   export { corral_abi_v1, corral_buffer, corral_call } from "../corral";
+//   import { Plugin, ReadRequest, ReadResponse, serve } from "./corral/index";
+//   export { corral_abi_v1, corral_buffer, corral_call } from "./corral/index";
 //
 //   const p = new Plugin("hello", "1.0.0").scheme("hello");
 //   p.resource({ uri: "hello://world", name: "world" }, (req: ReadRequest, res: ReadResponse): void => {
