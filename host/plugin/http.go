@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,10 +35,13 @@ type fetcher struct {
 }
 
 // deniedError is a fetch refused by policy: reason is the metric's label,
-// detail what the guest asked for (for the log only).
+// detail what the guest asked for (for the log only); host and port, when
+// known, are the destination refused (the port the URL's, or its
+// scheme's default).
 type deniedError struct {
-	reason denyReason
-	detail string
+	reason     denyReason
+	detail     string
+	host, port string
 }
 
 func (e *deniedError) Error() string { return "denied: " + string(e.reason) + ": " + e.detail }
@@ -54,7 +58,7 @@ func newFetcher(hosts []string, allowPrivate bool, l Limits) *fetcher {
 		Control: func(network, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return &deniedError{denyAddress, "unparsable address " + address}
+				return &deniedError{reason: denyAddress, detail: "unparsable address " + address}
 			}
 			return f.checkAddr(ap)
 		},
@@ -94,7 +98,7 @@ func (f *fetcher) defaultCheckAddr(ap netip.AddrPort) error {
 	if f.allowPrivate || publicAddr(ap.Addr()) {
 		return nil
 	}
-	return &deniedError{denyAddress, ap.Addr().String()}
+	return &deniedError{reason: denyAddress, detail: ap.String(), host: ap.Addr().String(), port: strconv.Itoa(int(ap.Port()))}
 }
 
 var nonPublic = []netip.Prefix{
@@ -161,15 +165,18 @@ func publicAddr(a netip.Addr) bool {
 // checkURL refuses URLs that are not http(s) to a granted host.
 func (f *fetcher) checkURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return &deniedError{denyScheme, u.Scheme}
+		return &deniedError{reason: denyScheme, detail: u.Scheme}
 	}
 	if u.User != nil {
-		return &deniedError{denyCredentials, u.Redacted()}
+		return &deniedError{reason: denyCredentials, detail: u.Scheme + "://" + u.Host}
 	}
 	host := strings.ToLower(u.Hostname())
 	hostport := host
-	if port := u.Port(); port != "" {
+	port := u.Port()
+	if port != "" {
 		hostport = net.JoinHostPort(host, port)
+	} else if port = "443"; u.Scheme == "http" {
+		port = "80"
 	}
 	for _, g := range f.hosts {
 		switch {
@@ -179,7 +186,7 @@ func (f *fetcher) checkURL(u *url.URL) error {
 			return nil
 		}
 	}
-	return &deniedError{denyHost, host}
+	return &deniedError{reason: denyHost, detail: net.JoinHostPort(host, port), host: host, port: port}
 }
 
 // errnoError carries an errno out of fetch.
@@ -284,7 +291,7 @@ func hostHTTP(ctx context.Context, mem Memory, stack []uint64) {
 	var ne net.Error
 	switch {
 	case errors.As(err, &de):
-		st.p.log.Debug("http fetch denied", "err", de)
+		st.p.logEgressDenied(de)
 		st.denied(stack, abi.CapHTTP, de.reason)
 	case errors.As(err, &ee):
 		setRet(stack, ee.errno)

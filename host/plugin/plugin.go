@@ -33,6 +33,8 @@ type Plugin struct {
 	// ungranted says, per abi.Capabilities index, whether a call denied
 	// for want of that grant has been logged (once per plugin).
 	ungranted [len(abi.Capabilities)]atomic.Bool
+	// egress remembers the HTTP destinations whose refusal was logged.
+	egress egressLog
 
 	// create makes an instance; tests replace it to hold a creation.
 	create func(context.Context) (*instance, error)
