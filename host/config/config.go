@@ -34,6 +34,10 @@ type Config struct {
 	// Plugin holds per-plugin settings keyed by manifest name. A plugin
 	// with no entry runs with DefaultPlugin: enabled, no grants.
 	Plugin map[string]Plugin `koanf:"plugin"`
+
+	// origins says where each value came from, for Errorf; nil for a
+	// Config not made by Load.
+	origins *origins
 }
 
 // HTTP configures the Streamable HTTP listener.

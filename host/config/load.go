@@ -48,6 +48,7 @@ func Load(src Source) (*Config, error) {
 		}
 	}
 	o := &origins{}
+	var errs []error // every problem found, reported together
 	k := koanf.New(".")
 	if err := k.Load(confmap.Provider(defaults(), "."), nil); err != nil {
 		return nil, fmt.Errorf("config: defaults: %w", err)
@@ -68,14 +69,13 @@ func Load(src Source) (*Config, error) {
 		if data, err := os.ReadFile(abs); err == nil {
 			o.data = data
 		}
-		var errs []error
+		// An unknown key is reported and dropped, so that the values
+		// after it are still checked: every problem of the file at once.
 		for _, key := range fk.Keys() {
 			if msg := checkKey(key); msg != "" {
 				errs = append(errs, o.errorf(key, "%s", msg))
+				fk.Delete(key)
 			}
-		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
 		}
 		resolvePaths(fk, cfg.Dir)
 		for _, name := range fk.MapKeys("plugin") {
@@ -139,20 +139,37 @@ func Load(src Source) (*Config, error) {
 		}
 	}
 
+	// A value of the wrong type is reported with the form its key takes;
+	// the keys that decoded are validated all the same (not those that
+	// failed, whose zero value would only repeat the problem).
+	failed := map[string]bool{}
 	if err := decode(k, cfg); err != nil {
-		var de *mapstructure.DecodeError
-		if errors.As(err, &de) {
-			return nil, o.errorf(decodeKey(de.Name()), "%v", de.Unwrap())
+		ps, ok := decodeProblems(err, k)
+		if !ok {
+			return nil, errors.Join(append(errs, o.errorf("", "%v", err))...)
 		}
-		return nil, o.errorf("", "%v", err)
-	}
-	if errs := validate(cfg); len(errs) > 0 {
-		out := make([]error, len(errs))
-		for i, e := range errs {
-			out[i] = o.errorf(e.key, "%s", e.msg)
+		for _, p := range ps {
+			failed[p.key] = true
+			errs = append(errs, o.errorf(p.key, "%s", p.msg))
+			k.Delete(p.key)
 		}
-		return nil, errors.Join(out...)
+		// Again without them: a plugin entry with a bad value would
+		// otherwise not decode at all, and its other values go unchecked.
+		cfg = &Config{File: cfg.File, Dir: cfg.Dir}
+		if err := decode(k, cfg); err != nil {
+			return nil, errors.Join(append(errs, o.errorf("", "%v", err))...)
+		}
 	}
+	for _, p := range validate(cfg) {
+		if !failed[p.key] {
+			errs = append(errs, o.errorf(p.key, "%s", p.msg))
+		}
+	}
+	if len(errs) > 0 {
+		SortErrors(errs)
+		return nil, errors.Join(errs...)
+	}
+	cfg.origins = o
 	return cfg, nil
 }
 
@@ -316,6 +333,12 @@ func checkKey(key string) string {
 			return fmt.Sprintf("unknown key (did you mean %q? keys are case-sensitive)",
 				strings.Join(fill(ps, segs), "."))
 		}
+	}
+	if s := suggestKey(segs); s != "" {
+		return fmt.Sprintf("unknown key (did you mean %q?)", s)
+	}
+	if prefix, names := siblings(segs); prefix != "" {
+		return fmt.Sprintf("unknown key (the keys under %s are: %s)", prefix, strings.Join(names, ", "))
 	}
 	return "unknown key"
 }

@@ -179,8 +179,8 @@ func validate(cfg *Config) []problem {
 			}
 		}
 		for _, h := range g.HTTP.Hosts {
-			if h == "" || strings.ContainsAny(h, "/ @") || strings.Contains(h, "://") {
-				bad(pre+"grants.http.hosts", "want a host name, got %q", h)
+			if !grantHost(h) {
+				bad(pre+"grants.http.hosts", "want a host, host:port or *.domain (api.example.com, api.example.com:8443, *.example.com, 203.0.113.7, [2001:db8::1]:443), got %q", h)
 			}
 		}
 		l := p.Limits
