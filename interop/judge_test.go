@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,6 +134,13 @@ plugin:
 	cfgPath := filepath.Join(base, "corral.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	// `corral plugin check` first: a module that does not load fails here
+	// with the host's one-line cause and fix, not as a list of missing
+	// resources.
+	check := exec.Command(corralBin, "plugin", "check", "--config", cfgPath, filepath.Join(dirs["plugins"], filepath.Base(wasm)))
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("corral plugin check %s: %v\n%s", filepath.Base(wasm), err, out)
 	}
 	return &judge{
 		srv:       startedHTTPServer(t, "--config", cfgPath),
