@@ -195,6 +195,10 @@ type Grants struct {
 	HTTP  HTTPGrant `koanf:"http"`
 	// Config are values the plugin reads with config_get.
 	Config map[string]string `koanf:"config"`
+	// Secret names the Config values that came from an environment
+	// variable or a file ({env: NAME}, {file: PATH}) and where from
+	// ("env NAME", "file PATH"): show them only through Redact.
+	Secret map[string]string `koanf:"-"`
 }
 
 // HTTPGrant lets a plugin fetch from some hosts.

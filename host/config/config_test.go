@@ -348,6 +348,7 @@ func TestDocumented(t *testing.T) {
 	}
 	for _, key := range schema {
 		long := strings.TrimSuffix(strings.ReplaceAll(key, "plugin.*.", "plugin.<name>."), ".*")
+		long = strings.ReplaceAll(long, ".*.", ".<key>.") // grants.config.<key>.env
 		short := strings.TrimPrefix(long, "plugin.<name>.")
 		if !strings.Contains(string(doc), "`"+long) && !strings.Contains(string(doc), "`"+short) {
 			t.Errorf("key %s is not documented", key)

@@ -48,7 +48,8 @@ func Load(src Source) (*Config, error) {
 		}
 	}
 	o := &origins{}
-	var errs []error // every problem found, reported together
+	var errs []error                          // every problem found, reported together
+	secrets := map[string]map[string]string{} // plugin → config key → where its value came from
 	k := koanf.New(".")
 	if err := k.Load(confmap.Provider(defaults(), "."), nil); err != nil {
 		return nil, fmt.Errorf("config: defaults: %w", err)
@@ -78,6 +79,7 @@ func Load(src Source) (*Config, error) {
 			}
 		}
 		resolvePaths(fk, cfg.Dir)
+		errs = append(errs, resolveSecrets(fk, cfg.Dir, environOf(src), o, secrets)...)
 		for _, name := range fk.MapKeys("plugin") {
 			pd := koanf.New(".")
 			if err := pd.Load(confmap.Provider(pluginDefaults(), "."), nil); err != nil {
@@ -93,10 +95,7 @@ func Load(src Source) (*Config, error) {
 	}
 
 	ek := koanf.New(".")
-	environ := src.Environ
-	if environ == nil {
-		environ = os.Environ()
-	}
+	environ := environOf(src)
 	o.env = map[string]string{}
 	err := ek.Load(env.Provider(".", env.Opt{
 		Prefix:      EnvPrefix,
@@ -168,6 +167,12 @@ func Load(src Source) (*Config, error) {
 	if len(errs) > 0 {
 		SortErrors(errs)
 		return nil, errors.Join(errs...)
+	}
+	for name, keys := range secrets {
+		if p, ok := cfg.Plugin[name]; ok {
+			p.Grants.Secret = keys
+			cfg.Plugin[name] = p
+		}
 	}
 	cfg.origins = o
 	return cfg, nil
@@ -257,7 +262,7 @@ var schema = []string{
 	"plugin.*.enabled", "plugin.*.file", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",
-	"plugin.*.grants.config.*",
+	"plugin.*.grants.config.*", "plugin.*.grants.config.*.env", "plugin.*.grants.config.*.file",
 	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances", "plugin.*.limits.idleTimeout",
 	"plugin.*.limits.maxRequestBytes", "plugin.*.limits.maxResponseBytes",
 	"plugin.*.limits.quarantineAfter",
@@ -436,4 +441,13 @@ func (o *origins) errorf(key, format string, args ...any) *Error {
 
 func hasEnvOrFlag(o *origins, key string) bool {
 	return o.flags[key] || o.env[key] != ""
+}
+
+// environOf returns the environment Load reads: src.Environ, or the
+// process's.
+func environOf(src Source) []string {
+	if src.Environ == nil {
+		return os.Environ()
+	}
+	return src.Environ
 }
