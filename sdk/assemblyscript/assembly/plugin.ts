@@ -55,6 +55,22 @@ class ToolEntry {
   ) {}
 }
 
+/** s with ASCII letters lowercased (schemes are ASCII; no Unicode tables linked). */
+export function asciiLower(s: string): string {
+  let upper = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) upper = true;
+  }
+  if (!upper) return s;
+  const codes = new Array<i32>(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    codes[i] = c >= 0x41 && c <= 0x5a ? c + 0x20 : c;
+  }
+  return String.fromCharCodes(codes);
+}
+
 function isLowerAlnum(c: i32): bool {
   return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 }
@@ -143,7 +159,7 @@ export class Plugin {
 
   /** Claims a URI scheme; every URI the plugin serves must use one of its schemes. */
   scheme(s: string): Plugin {
-    s = s.toLowerCase();
+    s = asciiLower(s);
     if (!validScheme(s)) this.fail("scheme " + s + " is not a lowercase URI scheme");
     else if (this.schemes.includes(s)) this.fail("scheme " + s + " claimed twice");
     else this.schemes.push(s);
@@ -303,7 +319,7 @@ export class Plugin {
   /** Whether uri uses one of the plugin's schemes. */
   owns(uri: string): bool {
     const colon = uri.indexOf(":");
-    return colon > 0 && this.schemes.includes(uri.substring(0, colon).toLowerCase());
+    return colon > 0 && this.schemes.includes(asciiLower(uri.substring(0, colon)));
   }
 
   /** Encodes the manifest (describe's answer). */
