@@ -118,6 +118,9 @@ func shapeHint(exports map[string]Signature, imports []Import) error {
 	switch {
 	case len(foreign) > 0 && hasModule(imports, "__wbindgen_placeholder__"):
 		return fmt.Errorf("the module was built with wasm-bindgen for a JavaScript host (it imports %s): build a plain cdylib for wasm32-wasi with the corral SDK instead", foreign[0])
+	case hasImport(imports, "env", "abort") || hasImport(imports, "env", "trace") || hasImport(imports, "env", "seed"):
+		return fmt.Errorf("the module imports %s: AssemblyScript imports env.abort, env.trace and env.seed unless told otherwise; "+
+			"build it with asc --use abort= (or --use abort=FILE/yourAbort), and use WASI's random_get for seeds", foreignOf(imports, "env"))
 	case len(foreign) > 0 && hasModule(imports, "env"):
 		return fmt.Errorf("the module imports %s from module \"env\": a toolchain leaves unresolved functions there when it links for no host (wasm32-unknown-unknown, --allow-undefined); "+
 			"define the function, or import it from corral_v1 as ABI.md §8 names it, and %s", foreign[0], fixTarget)
@@ -125,6 +128,25 @@ func shapeHint(exports map[string]Signature, imports []Import) error {
 		return errors.New("the module exports none of corral_abi_v1, corral_buffer and corral_call: it is not a corral plugin; build it with a corral SDK (docs/plugins.md)")
 	}
 	return nil
+}
+
+func hasImport(imports []Import, module, name string) bool {
+	for _, imp := range imports {
+		if imp.Module == module && imp.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignOf names the first import from module.
+func foreignOf(imports []Import, module string) string {
+	for _, imp := range imports {
+		if imp.Module == module {
+			return imp.Module + "." + imp.Name
+		}
+	}
+	return ""
 }
 
 func hasModule(imports []Import, module string) bool {

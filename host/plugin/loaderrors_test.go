@@ -44,6 +44,7 @@ func TestAuthorLoadErrors(t *testing.T) {
 		{"rust-describe.wasm", []string{"describe: bad_output: answered an error instead of its manifest, code internal",
 			`resource "docs://index" is outside the plugin's schemes`, "must answer the manifest"}},
 		{"c-describe-trap.wasm", []string{"describe: trap:", "unreachable", "a guest that traps there never loads"}},
+		{"as-abort.wasm", []string{"imports env.abort: AssemblyScript", "asc --use abort="}},
 		{"env.wasm", []string{`imports env.host_log from module "env"`, "build it for wasm32-wasi", "--target=wasm32-wasi"}},
 		{"component.wasm", []string{"a WebAssembly component, not a core module", "wasm32-wasi (not wasm32-wasip2)"}},
 		{"native.elf", []string{"native ELF executable, not WebAssembly", "GOOS=wasip1 GOARCH=wasm"}},

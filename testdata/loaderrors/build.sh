@@ -18,10 +18,11 @@
 #                        so its 10 header bytes are written by printf
 #   text.wasm            ../wat/good.wat copied under a .wasm name
 #   rust-describe.wasm   rust-describe/: the Rust SDK with a resource outside the schemes
+#   as-abort.wasm        as-abort.ts with asc 0.28.20 (sdk/assemblyscript's) without --use abort=
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(cd ../.. && pwd)
-bash "$root/sdk/install-toolchains.sh" c rust
+bash "$root/sdk/install-toolchains.sh" c rust assemblyscript
 
 wasi=(clang --target=wasm32-wasi --sysroot=/usr -O2 -Wl,--strip-all)
 "${wasi[@]}" -mexec-model=reactor guest.c -o c-reactor.wasm
@@ -41,4 +42,5 @@ core_len=$(wc -c <c-reactor.wasm)
 cp ../wat/good.wat text.wasm
 (cd rust-describe && RUSTC=/usr/bin/rustc CARGO_TARGET_DIR="$root/build/rust" /usr/bin/cargo build --offline --release --quiet --target wasm32-wasi)
 cp "$root/build/rust/wasm32-wasi/release/rust_describe.wasm" rust-describe.wasm
+"$root/sdk/assemblyscript/node_modules/.bin/asc" as-abort.ts -O3z --runtime stub -o as-abort.wasm
 for f in *.wasm native.elf; do echo "built $f ($(wc -c <"$f") bytes)"; done
