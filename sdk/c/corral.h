@@ -4,10 +4,9 @@
  * A plugin defines corral_setup(), which registers what the plugin serves,
  * and one handler per resource, template, prompt and tool. The SDK exports
  * corral_abi_v1, corral_buffer and corral_call (the linker exports memory),
- * builds
- * the manifest, reads each request, dispatches it, checks required prompt
- * and tool arguments, and writes the response. Build with Debian's clang,
- * lld and wasi-libc (docs/plugins.md):
+ * builds the manifest, reads each request, dispatches it, checks required
+ * prompt and tool arguments, and writes the response. Build with Debian's
+ * clang, lld and wasi-libc (docs/plugins.md):
  *
  *   clang --target=wasm32-wasi --sysroot=/usr -Oz -mexec-model=reactor \
  *         -Wl,--strip-all -I sdk/c -o plugin.wasm plugin.c sdk/c/corral.c
@@ -15,11 +14,12 @@
  * Memory: every buffer is static, and the SDK never calls malloc. The
  * request and response buffers start at CORRAL_BUFFER_SIZE and grow (into
  * new pages, at least doubling) only for a larger request or response than
- * any before; strings the SDK decodes for a handler and
- * the outputs of host functions live in a per-call arena of
- * CORRAL_ARENA_SIZE bytes, reset when the call returns. Nothing else is
- * allocated, so a pooled instance does not grow call after call. Pointers
- * the SDK hands a handler are valid until the handler returns.
+ * any before; strings the SDK decodes for a handler and the outputs of host
+ * functions live in a per-call arena of CORRAL_ARENA_SIZE bytes, reset when
+ * the next call starts. Nothing else is allocated, so a pooled instance
+ * does not grow call after call. Pointers the SDK hands a handler are
+ * valid until the handler returns. Keys, paths and other strings passed to
+ * the SDK are NUL-terminated; the raw corral_host_* imports take lengths.
  *
  * Strings are UTF-8 and NUL-terminated unless a corral_str (pointer and
  * length) is used. The JSON writer replaces invalid UTF-8 with U+FFFD, so
