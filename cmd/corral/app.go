@@ -17,6 +17,7 @@ import (
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/cluster"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/keys"
 	"github.com/corral-mcp/corral/host/mcp"
@@ -53,6 +54,7 @@ type App struct {
 	httpH   *transport.HTTPHandler
 	wsH     *transport.WSHandler
 	watcher *config.Watcher // nil without a configuration file
+	cluster *cluster.Conn   // nil without cluster.nats
 	parts   []Part
 
 	started []Part // the parts Start started, in order
@@ -103,23 +105,112 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	// The notification hub: plugin notify calls, plugin-set swaps and file
 	// watchers in; listen streams and sessions out. A resource update
 	// reaches only those the policy lets see the resource.
-	a.hub = notify.New(notify.Options{Visible: func(p abi.Principal, uri string) bool {
+	hubOpts := notify.Options{Visible: func(p abi.Principal, uri string) bool {
 		return a.reg.Catalog().Current().URIVisible(p, uri)
-	}})
-	var err error
-	a.rt, err = plugin.NewRuntime(ctx, plugin.RuntimeConfig{
+	}}
+	rtCfg := plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
-		Logger: a.log, Observer: observer{a.metrics}, Notifier: a.hub, Compile: registry.CompileLimits(cfg.Plugins.Compile),
-	})
+		Logger: a.log, Observer: observer{a.metrics}, Compile: registry.CompileLimits(cfg.Plugins.Compile),
+	}
+	if cfg.Cluster.Enabled() {
+		a.provisionCluster(cfg, &hubOpts, &rtCfg)
+	}
+	a.hub = notify.New(hubOpts)
+	rtCfg.Notifier = a.hub
+	if a.cluster != nil {
+		if err := a.cluster.Connect(); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	a.rt, err = plugin.NewRuntime(ctx, rtCfg)
 	if err != nil {
+		a.stopParts()
 		return nil, fmt.Errorf("plugin runtime: %w", err)
 	}
 	a.log.Info("plugin runtime", "engine", a.rt.DefaultEngine(), "engines", plugin.Engines())
 	if err := a.provision(cfg); err != nil {
 		a.closeRuntime()
+		a.stopParts()
 		return nil, err
 	}
 	return a, nil
+}
+
+// provisionCluster makes this replica one of a cluster: the NATS
+// connection and the event bus are parts; the hub publishes its plugins'
+// notify calls on the bus and resyncs its listeners whenever NATS comes
+// (back); the plugins' kv stores are JetStream buckets. The connection is
+// made once the hub exists (connectCluster).
+func (a *App) provisionCluster(cfg *config.Config, hub *notify.Options, rt *plugin.RuntimeConfig) {
+	a.cluster = cluster.NewConn(cluster.Options{Cluster: cfg.Cluster, Logger: a.log, OnConnect: func() { a.hub.Resync() }})
+	bus := cluster.NewBus(a.cluster, func(m notify.Message) bool { return a.hub.Receive(m) })
+	hub.Bus = bus
+	hub.Generation = func() string { return a.reg.Catalog().Current().Generation() }
+	rt.OpenStore = a.cluster.OpenStore
+	a.parts = append(a.parts, a.cluster, bus)
+	a.metrics.Cluster(func() metrics.ClusterStats {
+		st, bs := a.cluster.Status(), bus.Stats()
+		return metrics.ClusterStats{Connected: st.Connected, Reconnects: st.Reconnects,
+			Sent: bs.Sent, Received: bs.Received, Dropped: bs.Dropped}
+	})
+	a.log.Info("cluster replica", "cluster", cfg.Cluster.Name, "replica", cfg.Cluster.Replica, "nats", cfg.Cluster.NATS)
+}
+
+// clusterSessions puts the 2025-11-25 sessions of a cluster replica in the
+// cluster: their records in the shared store, and the clients' answers to
+// the input bridge forwarded to the replica that waits for them.
+func (a *App) clusterSessions(cfg *config.Config, hopts *transport.HTTPOptions, mopts *mcp.Options) {
+	sessions := cluster.NewSessionStore(a.cluster.JetStream(), cluster.SessionOptions{Name: cfg.Cluster.Name,
+		MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient, Logger: a.log})
+	answers := cluster.NewAnswers(a.cluster.NATS(), cfg.Cluster.Name, cfg.Cluster.Replica)
+	hopts.Sessions, hopts.Answers = sessions, answers
+	mopts.ReplicaTag = answers.Tag()
+	a.parts = append(a.parts,
+		partFuncs{"cluster sessions", nil, func(context.Context) error { sessions.Close(); return nil }},
+		partFuncs{"cluster answers",
+			func(context.Context) error { return answers.Serve(a.httpH.DeliverAnswer) },
+			func(context.Context) error { return answers.Close() }})
+}
+
+// partFuncs is a Part from two functions (nil: nothing to do).
+type partFuncs struct {
+	name        string
+	start, stop func(context.Context) error
+}
+
+func (p partFuncs) Name() string { return p.name }
+
+func (p partFuncs) Start(ctx context.Context) error {
+	if p.start == nil {
+		return nil
+	}
+	return p.start(ctx)
+}
+
+func (p partFuncs) Stop(ctx context.Context) error {
+	if p.stop == nil {
+		return nil
+	}
+	return p.stop(ctx)
+}
+
+var _ Part = partFuncs{}
+
+// status is the operator status (/status): the registry's, and the
+// cluster connection's in cluster mode.
+type status struct {
+	registry.Status
+	Cluster *cluster.Status `json:"cluster,omitempty"`
+}
+
+func (a *App) status() any {
+	st := status{Status: a.reg.Status()}
+	if a.cluster != nil {
+		cs := a.cluster.Status()
+		st.Cluster = &cs
+	}
+	return st
 }
 
 // provision builds the core above the plugin runtime.
@@ -162,14 +253,14 @@ func (a *App) provision(cfg *config.Config) error {
 		}
 		return nil
 	})
-	a.srv = mcp.NewServer(a.reg.Catalog(), mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log,
-		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub})
+	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log,
+		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub}
 
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:
 	// WebSocket listen streams and requests count against its per-client
 	// bounds.
 	origins := originHosts(cfg.HTTP.AllowedOrigins)
-	a.httpH = transport.NewHTTPHandler(a.srv, transport.HTTPOptions{
+	hopts := transport.HTTPOptions{
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: origins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxListensPerClient: cfg.HTTP.MaxListensPerClient,
 		MaxSessions: cfg.HTTP.MaxSessions, MaxSessionsPerClient: cfg.HTTP.MaxSessionsPerClient,
@@ -178,7 +269,12 @@ func (a *App) provision(cfg *config.Config) error {
 		MaxConcurrentPerAddress:   cfg.HTTP.MaxConcurrentPerAddress,
 		Proxies:                   transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader},
 		Logger:                    a.log, PrincipalFunc: auth.PrincipalOf, Keys: a.ring,
-	})
+	}
+	if a.cluster != nil {
+		a.clusterSessions(cfg, &hopts, &mopts)
+	}
+	a.srv = mcp.NewServer(a.reg.Catalog(), mopts)
+	a.httpH = transport.NewHTTPHandler(a.srv, hopts)
 	// WebSocket at /ws: on the HTTP listener, and on --ws ADDR if set.
 	a.wsH = transport.NewWSHandler(a.srv, transport.WSOptions{
 		AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: origins,
@@ -215,7 +311,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 	}
 	cfg := a.cfg.Load()
 	guard := transport.HostGuard{AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins), Logger: a.log}
-	ops := operatorRoutes(a.metrics, a.reg, a.log)
+	ops := operatorRoutes(a.metrics, a.status, a.log)
 	if cfg.WS.Addr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/ws", guard.Wrap(a.sec.authn.Middleware(a.wsH)))
@@ -334,13 +430,26 @@ func (a *App) Stop() {
 	if err := a.reg.Close(ctx); err != nil {
 		a.log.Warn("closing plugins", "err", err)
 	}
+	a.closeRuntime()
+	a.stopParts()
+	a.log.Info("corral stopped")
+}
+
+// stopParts stops, in reverse order, the parts Start started, and the
+// cluster connection, which exists from newApp on.
+func (a *App) stopParts() {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	stopped := false
 	for _, p := range slices.Backward(a.started) {
 		if err := p.Stop(ctx); err != nil {
 			a.log.Warn("stopping", "part", p.Name(), "err", err)
 		}
+		stopped = stopped || p == Part(a.cluster)
 	}
-	a.closeRuntime()
-	a.log.Info("corral stopped")
+	if a.cluster != nil && !stopped {
+		_ = a.cluster.Stop(ctx)
+	}
 }
 
 func (a *App) closeRuntime() {

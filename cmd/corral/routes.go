@@ -7,18 +7,18 @@ import (
 
 	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/metrics"
-	"github.com/corral-mcp/corral/host/registry"
 	"github.com/corral-mcp/corral/host/transport"
 )
 
 // operatorRoutes serve what only operators may read: the metrics (which
-// name every plugin, private ones included) and the registry's status
-// (plugin states, load errors, conflicts, missing grants).
-func operatorRoutes(m *metrics.Metrics, reg *registry.Registry, log *slog.Logger) *http.ServeMux {
+// name every plugin, private ones included) and the status (plugin states,
+// load errors, conflicts, missing grants; the cluster connection), which
+// status returns.
+func operatorRoutes(m *metrics.Metrics, status func() any, log *slog.Logger) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	mux.Handle("GET /status", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		b, err := json.Marshal(reg.Status())
+		b, err := json.Marshal(status())
 		if err != nil {
 			log.Error("status: encode", "err", err)
 			http.Error(w, "internal error", http.StatusInternalServerError)

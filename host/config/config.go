@@ -34,6 +34,8 @@ type Config struct {
 	// Plugin holds per-plugin settings keyed by manifest name. A plugin
 	// with no entry runs with DefaultPlugin: enabled, no grants.
 	Plugin map[string]Plugin `koanf:"plugin"`
+	// Cluster joins this replica to a cluster of replicas through NATS.
+	Cluster Cluster `koanf:"cluster"`
 
 	// origins says where each value came from, for Errorf; nil for a
 	// Config not made by Load.
@@ -309,6 +311,7 @@ func defaults() map[string]any {
 	}
 	authDefaults(m)
 	keysDefaults(m)
+	clusterDefaults(m)
 	return m
 }
 
@@ -386,6 +389,7 @@ func RestartKeys(old, new *Config) []string {
 	add("plugins.compile", old.Plugins.Compile, new.Plugins.Compile)
 	add("auth", old.Auth, new.Auth)
 	add("policy", old.Policy, new.Policy)
+	add("cluster", old.Cluster, new.Cluster)
 	return keys
 }
 

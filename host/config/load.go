@@ -272,6 +272,8 @@ var schema = []string{
 func init() {
 	schema = append(schema, authKeys...)
 	schema = append(schema, keysKeys...)
+	schema = append(schema, clusterKeys...)
+	listKeys["cluster.nats"] = true
 	for _, k := range authListKeys {
 		listKeys[k] = true
 	}
@@ -387,7 +389,8 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile"} {
+	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile",
+		"cluster.credsFile", "cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key"} {
 		if v, ok := k.Get(key).(string); ok {
 			_ = k.Set(key, abs(v))
 		}

@@ -115,6 +115,7 @@ func validate(cfg *Config) []problem {
 		bad("catalog.listCacheBytes", "must be between 0 and 1 GiB, got %d", n)
 	}
 	validateKeys(cfg, bad)
+	validateCluster(cfg, bad)
 	if d := cfg.Plugins.Debounce; d < 10*time.Millisecond || d > 10*time.Second {
 		bad("plugins.debounce", "must be between 10ms and 10s, got %v", d)
 	}

@@ -212,3 +212,43 @@ func (m *Metrics) Admission(stats func() (concurrency, bodyTimeout int64)) {
 			func() float64 { _, t := stats(); return float64(t) }),
 	)
 }
+
+// ClusterStats is a cluster replica's state, read at every scrape.
+type ClusterStats struct {
+	// Connected: NATS is reachable; while it is not, the replica serves
+	// alone (no cross-replica events, no shared kv).
+	Connected bool
+	// Reconnects counts the times the connection came back.
+	Reconnects int64
+	// Sent, Received and Dropped count the bus's events: sent to the
+	// other replicas, received from them, and dropped (not sent while
+	// NATS was away, or received malformed).
+	Sent, Received, Dropped int64
+}
+
+// Cluster exports a cluster replica's state, read from stats at every
+// scrape: corral_cluster_connected, corral_cluster_reconnects_total and
+// corral_cluster_events_total by direction (sent, received, dropped).
+// Call it once, in cluster mode only.
+func (m *Metrics) Cluster(stats func() ClusterStats) {
+	const events, eventsHelp = "corral_cluster_events_total", "Cross-replica events on the cluster bus, by direction (sent, received, dropped: not sent while NATS was away, or received malformed)."
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "corral_cluster_connected", Help: "1 while this replica is connected to NATS, else 0 (serving alone: no cross-replica events, no shared kv).",
+		}, func() float64 {
+			if stats().Connected {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "corral_cluster_reconnects_total", Help: "Times the connection to NATS came back after an outage.",
+		}, func() float64 { return float64(stats().Reconnects) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: events, Help: eventsHelp, ConstLabels: prometheus.Labels{"direction": "sent"}},
+			func() float64 { return float64(stats().Sent) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: events, Help: eventsHelp, ConstLabels: prometheus.Labels{"direction": "received"}},
+			func() float64 { return float64(stats().Received) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: events, Help: eventsHelp, ConstLabels: prometheus.Labels{"direction": "dropped"}},
+			func() float64 { return float64(stats().Dropped) }),
+	)
+}

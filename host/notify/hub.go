@@ -104,6 +104,12 @@ type Options struct {
 	MaxPending int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Bus carries the plugins' notify calls to the other replicas of a
+	// cluster; nil keeps them in this process.
+	Bus Bus
+	// Generation returns the plugin-set generation that messages on the
+	// Bus carry; nil sends none.
+	Generation func() string
 }
 
 // Hub fans notifications out to subscriptions. It is safe for concurrent
@@ -249,10 +255,20 @@ func (h *Hub) deliver(s *Subscription, uri, subscribed string, now time.Time) {
 
 // Notify implements host/plugin's Notifier: a plugin's notify host
 // function call (kind is an abi.Notify* value). The plugin runtime has
-// already checked that the URI is inside the plugin's claims.
+// already checked that the URI is inside the plugin's claims. It is
+// published here and, with a Bus, to the other replicas.
 func (h *Hub) Notify(plugin string, kind int32, uri string) {
-	if k := KindOf(kind); k != 0 {
-		h.Publish(k, uri)
+	k := KindOf(kind)
+	if k == 0 {
+		return
+	}
+	h.Publish(k, uri)
+	if h.opts.Bus != nil {
+		m := Message{Kind: k, URI: uri, Plugin: plugin}
+		if h.opts.Generation != nil {
+			m.Generation = h.opts.Generation()
+		}
+		h.opts.Bus.Publish(m)
 	}
 }
 

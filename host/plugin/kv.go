@@ -17,7 +17,8 @@ type Store interface {
 	// Get returns the value of key, or ErrNotFound.
 	Get(key string) ([]byte, error)
 	// Set stores value under key, or returns ErrQuota when the store
-	// would exceed its quota.
+	// would exceed its quota (ErrTooLarge when it cannot hold the value at
+	// all).
 	Set(key string, value []byte) error
 	// Delete removes key; deleting a missing key is not an error.
 	Delete(key string) error
@@ -29,6 +30,9 @@ type Store interface {
 var (
 	ErrNotFound = errors.New("not found")
 	ErrQuota    = errors.New("quota exceeded")
+	// ErrTooLarge: the store cannot hold a value this big whatever the
+	// quota (a shared store's message size limit).
+	ErrTooLarge = errors.New("value too large")
 )
 
 // MemoryStore is a Store in memory, optionally persisted to an
@@ -249,6 +253,8 @@ func hostKVSet(ctx context.Context, mem Memory, stack []uint64) {
 	switch {
 	case errors.Is(err, ErrQuota):
 		setRet(stack, abi.ErrnoQuota)
+	case errors.Is(err, ErrTooLarge):
+		setRet(stack, abi.ErrnoTooLarge)
 	case err != nil:
 		st.p.log.Warn("kv set failed", "err", err)
 		setRet(stack, abi.ErrnoIO)
