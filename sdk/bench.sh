@@ -4,7 +4,7 @@
 # build/examples/*.wasm first).
 #
 #   sdk/bench.sh                       every example in build/examples, -count=3
-#   COUNT=5 BENCHTIME=2s sdk/bench.sh
+#   COUNT=5 BENCHTIME=2s sdk/bench.sh     (defaults: 3 runs of 500ms)
 #
 # Runs host/plugin's BenchmarkSDKExample (compile cold and cached,
 # instantiate, resident memory per warm instance, on the default engine)
@@ -18,7 +18,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 count=${COUNT:-3}
-benchtime=${BENCHTIME:-1s}
+benchtime=${BENCHTIME:-500ms}
 out=$root/build/bench
 mkdir -p "$out"
 
