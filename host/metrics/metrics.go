@@ -3,6 +3,8 @@ package metrics
 import (
 	"net/http"
 	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,6 +38,20 @@ type Metrics struct {
 	reloadDuration prometheus.Histogram
 	serving        prometheus.Gauge
 	failed         prometheus.Gauge
+
+	mu   sync.Mutex
+	last map[string][]CallError // plugin -> its latest failed calls, newest first
+}
+
+// lastErrors is how many failed calls LastErrors keeps per plugin.
+const lastErrors = 5
+
+// CallError is one failed plugin call: when, which method, and the
+// runtime's error class. It holds nothing a client sent.
+type CallError struct {
+	Time   time.Time
+	Method string
+	Class  string
 }
 
 // New returns Metrics registered on a new registry, together with the Go
@@ -117,13 +133,33 @@ func (m *Metrics) Call(plugin, method string, d time.Duration, class string) {
 	m.latency.WithLabelValues(plugin, method).Observe(d.Seconds())
 	if class != "ok" {
 		m.errors.WithLabelValues(plugin, method, class).Inc()
+		m.lastError(plugin, method, class)
 	}
+}
+
+func (m *Metrics) lastError(plugin, method, class string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil {
+		m.last = map[string][]CallError{}
+	}
+	l := append([]CallError{{Time: time.Now(), Method: method, Class: class}}, m.last[plugin]...)
+	m.last[plugin] = l[:min(len(l), lastErrors)]
+}
+
+// LastErrors returns plugin's latest failed calls (at most five), newest
+// first, for the operator console.
+func (m *Metrics) LastErrors(plugin string) []CallError {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.last[plugin])
 }
 
 // Rejected records a call whose output the catalog refused as invalid: an
 // error of class bad_output for a call already counted.
 func (m *Metrics) Rejected(plugin, method string) {
 	m.errors.WithLabelValues(plugin, method, "bad_output").Inc()
+	m.lastError(plugin, method, "bad_output")
 }
 
 // ListSkipped records a plugin's page a list could not use: why (one of

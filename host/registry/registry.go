@@ -224,6 +224,9 @@ func New(opts Options) (*Registry, error) {
 // Catalog returns the catalog the registry swaps Sets into.
 func (r *Registry) Catalog() *catalog.Catalog { return r.cat }
 
+// Config returns the configuration in force (the last UpdateConfig).
+func (r *Registry) Config() *config.Config { return r.cfg.Load() }
+
 // Ready reports whether the registry serves what it should: the
 // directory has been loaded (a scan found no file still changing and no
 // compile readiness waits for is running, or Load returned) and no file
