@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-engines soak
+.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
@@ -164,6 +164,19 @@ test-race: build plugins
 peers:
 	bash interop/install-peers.sh
 	bash interop/install-inspector.sh
+
+# Debian's chromium for the console's browser test, installed when missing.
+browser:
+	bash host/console/install-chromium.sh
+
+# The operator console in headless Chromium (tag browser): the bundled
+# plugins, a text and an image resource, a template filled with completion,
+# a prompt run, a plugin added; screenshots under build/console/. About
+# 25 s, more under load, so it is not part of `make test`; .ci/run runs it.
+test-console: build plugins browser
+	$(GO) vet -tags browser ./host/console
+	$(GO) run $(STATICCHECK) -tags browser ./host/console
+	CORRAL_BROWSER_REQUIRED=1 $(GO) test -race -tags browser -count=1 -run '^TestConsoleInBrowser$$' ./host/console
 
 interop: build plugins peers
 	cd interop && $(GO) test -count=1 ./...

@@ -311,7 +311,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 	}
 	cfg := a.cfg.Load()
 	guard := transport.HostGuard{AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: originHosts(cfg.HTTP.AllowedOrigins), Logger: a.log}
-	ops := operatorRoutes(a.metrics, a.status, a.log)
+	ops := operatorRoutes(a.metrics, a.status, consoleHandler(a.metrics, a.reg, a.sec.console, a.log), a.log)
 	if cfg.WS.Addr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/ws", guard.Wrap(a.sec.authn.Middleware(a.wsH)))

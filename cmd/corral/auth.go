@@ -16,7 +16,8 @@ type security struct {
 	policy  catalog.Policy // nil: everything visible
 	limiter *auth.Limiter
 	stdio   abi.Principal
-	authed  bool // requests carry real principals
+	console abi.Principal // whom the console browses as on the admin listener
+	authed  bool          // requests carry real principals
 }
 
 func buildSecurity(cfg *config.Config, log *slog.Logger) (*security, error) {
@@ -58,6 +59,10 @@ func buildSecurity(cfg *config.Config, log *slog.Logger) (*security, error) {
 	s.stdio = catalog.Anonymous()
 	if a.Stdio.ID != "" {
 		s.stdio = abi.Principal{ID: a.Stdio.ID, Groups: a.Stdio.Groups}
+	}
+	s.console = catalog.Anonymous()
+	if a.Console.ID != "" {
+		s.console = abi.Principal{ID: a.Console.ID, Groups: a.Console.Groups}
 	}
 	return s, nil
 }

@@ -67,7 +67,7 @@ func TestOperatorSurface(t *testing.T) {
 		if unknown.Status != http.StatusNotFound {
 			t.Fatalf("%s unknown path: %d, want 404", method, unknown.Status)
 		}
-		for _, path := range []string{"/metrics", "/status"} {
+		for _, path := range []string{"/metrics", "/status", "/console/", "/console/resources", "/console/read?uri=issues://1"} {
 			for _, tok := range []struct{ who, token string }{
 				{"no token", ""}, {"bob", wireTokens["bob"]}, {"alice", wireTokens["alice"]}, {"bad token", "not-a-token"},
 			} {
@@ -79,10 +79,21 @@ func TestOperatorSurface(t *testing.T) {
 		}
 	}
 
-	for _, base := range []struct{ name, url, token string }{
-		{"MCP listener, operator token", s.base, opsToken},
-		{"admin listener, no token", s.admin, ""},
+	// GET / on the MCP listener points a visitor to /mcp and the console,
+	// naming nothing an operator alone may see.
+	if root := request(t, http.MethodGet, s.base+"/", "", "", nil); root.Status != http.StatusOK ||
+		!strings.Contains(root.Body, "/console/") || strings.Contains(root.Body, "issues") {
+		t.Errorf("GET / = %d %s", root.Status, root.Body)
+	}
+	for _, base := range []struct{ name, url, token, browses string }{
+		{"MCP listener, operator token", s.base, opsToken, "ops"},
+		{"admin listener, no token", s.admin, "", "anonymous"},
 	} {
+		c := request(t, http.MethodGet, base.url+"/console/", base.token, "", nil)
+		if c.Status != http.StatusOK || !strings.Contains(c.Body, `data-plugin="issues"`) ||
+			!strings.Contains(c.Body, `<b id="principal">`+base.browses+`</b>`) {
+			t.Errorf("%s: /console/ = %d %.300s", base.name, c.Status, c.Body)
+		}
 		m := request(t, http.MethodGet, base.url+"/metrics", base.token, "", nil)
 		if m.Status != http.StatusOK || !strings.Contains(m.Body, "corral_build_info{") ||
 			!strings.Contains(m.Body, `corral_plugin_instances{plugin="issues"}`) {
@@ -140,6 +151,11 @@ func TestHostCheckedFirst(t *testing.T) {
 		{"admin GET /metrics", http.MethodGet, s.admin + "/metrics", "", evil, nil},
 		{"admin GET /status", http.MethodGet, s.admin + "/status", "", evil + ":9090", nil},
 		{"admin GET /metrics, foreign Origin", http.MethodGet, s.admin + "/metrics", "", "", map[string]string{"Origin": "http://" + evil}},
+		{"GET /console/, operator token", http.MethodGet, s.base + "/console/", opsToken, evil, nil},
+		{"POST /console/prompt, operator token, foreign Origin", http.MethodPost, s.base + "/console/prompt", opsToken, "", map[string]string{"Origin": "http://" + evil}},
+		{"admin GET /console/", http.MethodGet, s.admin + "/console/", "", evil, nil},
+		{"admin GET /console/api/complete, foreign Origin", http.MethodGet, s.admin + "/console/api/complete?type=ref/prompt&ref=triage_issue&arg=issue_id", "", "", map[string]string{"Origin": "http://" + evil}},
+		{"admin POST /console/prompt, foreign Origin", http.MethodPost, s.admin + "/console/prompt", "", "", map[string]string{"Origin": "http://" + evil}},
 	} {
 		forbidden(c.what, request(t, c.method, c.url, c.token, c.host, c.headers))
 	}

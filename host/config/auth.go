@@ -21,6 +21,10 @@ type Auth struct {
 	Anonymous Principal `koanf:"anonymous"`
 	// Stdio is the principal a stdio server serves ("" is anonymous).
 	Stdio Principal `koanf:"stdio"`
+	// Console is the principal the operator console browses as on the
+	// admin listener, which has no credentials ("" is anonymous); on the
+	// HTTP listener it browses as the operator's own token.
+	Console Principal `koanf:"console"`
 	// Resource and AuthorizationServers fill the RFC 9728 metadata
 	// document at /.well-known/oauth-protected-resource.
 	Resource             string   `koanf:"resource"`
@@ -89,6 +93,7 @@ var authKeys = []string{
 	"auth.jwt.secret", "auth.jwt.jwksFile", "auth.jwt.issuer", "auth.jwt.audience", "auth.jwt.leeway",
 	"auth.jwt.principalClaim", "auth.jwt.groupsClaim",
 	"auth.anonymous.id", "auth.anonymous.groups", "auth.stdio.id", "auth.stdio.groups",
+	"auth.console.id", "auth.console.groups",
 	"auth.resource", "auth.authorizationServers", "auth.completionRate", "auth.completionBurst",
 	"auth.operator.principals", "auth.operator.groups",
 	"policy",
@@ -96,7 +101,7 @@ var authKeys = []string{
 
 // authListKeys are the keys of this file whose environment values are
 // comma-separated lists.
-var authListKeys = []string{"auth.anonymous.groups", "auth.stdio.groups", "auth.authorizationServers",
+var authListKeys = []string{"auth.anonymous.groups", "auth.stdio.groups", "auth.console.groups", "auth.authorizationServers",
 	"auth.operator.principals", "auth.operator.groups"}
 
 func authDefaults(m map[string]any) {
