@@ -34,7 +34,6 @@ type pluginView struct {
 	Name, Version, Title, Description string
 	State, Path, Digest, Binding      string
 	Error                             string
-	Serving                           bool
 	Since                             time.Time
 
 	Schemes   []string
@@ -88,7 +87,7 @@ func (c *Console) setView() setView {
 		pv := pluginView{
 			Name: m.Name, Version: m.Version, Title: m.Title, Description: m.Description,
 			State: cmp.Or(f.State, registry.StateServing), Path: f.Path, Digest: p.Digest(), Binding: f.Binding,
-			Error: f.Error, Serving: true, Since: f.Since,
+			Error: f.Error, Since: f.Since,
 			Schemes: m.Schemes, Resources: m.Resources, Templates: m.Templates, Prompts: m.Prompts, Tools: m.Tools,
 			Requested: m.Capabilities, Required: m.RequiredCapabilities, Granted: granted(m, settings.Grants),
 			Ungranted: f.Ungranted, Engine: cmp.Or(settings.Engine, cfg.Plugins.Engine), Limits: settings.Limits,

@@ -95,3 +95,28 @@ func TestEndpoints(t *testing.T) {
 		}
 	}
 }
+
+func TestLastErrors(t *testing.T) {
+	m := New(BuildInfo{})
+	m.Call("p", "read", time.Millisecond, "ok")
+	if got := m.LastErrors("p"); len(got) != 0 {
+		t.Fatalf("a success was kept as an error: %v", got)
+	}
+	for _, class := range []string{"trap", "timeout", "guest_error", "trap", "timeout", "guest_error"} {
+		m.Call("p", "read", time.Millisecond, class)
+	}
+	m.Rejected("p", "list")
+	got := m.LastErrors("p")
+	want := []string{"list bad_output", "read guest_error", "read timeout", "read trap", "read guest_error"}
+	if len(got) != len(want) {
+		t.Fatalf("kept %d errors, want %d: %v", len(got), len(want), got)
+	}
+	for i, e := range got {
+		if e.Method+" "+e.Class != want[i] || e.Time.IsZero() {
+			t.Errorf("error %d = %+v, want %s", i, e, want[i])
+		}
+	}
+	if len(m.LastErrors("other")) != 0 {
+		t.Error("another plugin has errors")
+	}
+}
