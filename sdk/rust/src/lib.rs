@@ -77,6 +77,14 @@ pub use types::{
 #[macro_export]
 macro_rules! plugin {
     ($build:path) => {
+        /// Reactor initialisation (ABI.md §3.2): runs the module's
+        /// constructors once; the host calls it before anything else.
+        #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+        #[no_mangle]
+        pub extern "C" fn _initialize() {
+            $crate::__rt::initialize()
+        }
+
         /// ABI version marker: the minor this guest was built for.
         #[cfg(target_arch = "wasm32")]
         #[no_mangle]
@@ -124,6 +132,22 @@ pub mod __rt {
     fn state() -> &'static mut State {
         // Only the exports below reach the state, one at a time (see Sync).
         unsafe { &mut *STATE.0.get() }
+    }
+
+    #[cfg(target_os = "wasi")]
+    extern "C" {
+        // Defined by the linker: the module's static constructors.
+        fn __wasm_call_ctors();
+    }
+
+    /// _initialize: what wasi-libc's reactor start file does. Exporting it
+    /// makes the linker treat the module as a reactor; without it, Rust
+    /// 1.63 links a cdylib as a command, whose every export is wrapped to
+    /// run the C library's destructors after it returns.
+    #[cfg(target_os = "wasi")]
+    pub fn initialize() {
+        // Called once per instance by the host, before any other export.
+        unsafe { __wasm_call_ctors() }
     }
 
     /// corral_buffer: one buffer, replaced only when too small; 0 when
