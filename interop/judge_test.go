@@ -63,7 +63,7 @@ func TestJudge(t *testing.T) {
 				t.Run(era+"/stateless", func(t *testing.T) { j.stateless(t, j.connect(t, era)) })
 			}
 			cs := j.connect(t, era2025)
-			t.Run("counter", func(t *testing.T) { j.counter(t, cs) })
+			t.Run("counter", func(t *testing.T) { cs = j.counter(t, cs) })
 			t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
 		})
 	}
@@ -71,6 +71,8 @@ func TestJudge(t *testing.T) {
 
 // judge is one example provider served by corral, and what its client heard.
 type judge struct {
+	tb       testing.TB // the test that owns the server and its sessions
+	cfgPath  string
 	srv      *serverProc
 	root     string // the granted files root
 	fetchURL string // the loopback page probe fetches
@@ -143,6 +145,8 @@ plugin:
 		t.Fatalf("corral plugin check %s: %v\n%s", filepath.Base(wasm), err, out)
 	}
 	return &judge{
+		tb:        t,
+		cfgPath:   cfgPath,
 		srv:       startedHTTPServer(t, "--config", cfgPath),
 		root:      dirs["root"],
 		fetchURL:  "http://" + ln.Addr().String() + "/ping",
@@ -332,9 +336,18 @@ func (j *judge) stateless(t *testing.T, cs *mcp.ClientSession) {
 	})
 }
 
-// counter checks the kv-backed counter, the notification a subscribed
-// session hears when it changes, and the elicitation of reset.
-func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) {
+// restart stops the server and starts it again on the same configuration
+// and data, and returns a new session with it.
+func (j *judge) restart() *mcp.ClientSession {
+	j.srv.stop()
+	j.srv = startedHTTPServer(j.tb, "--config", j.cfgPath)
+	return j.connect(j.tb, era2025)
+}
+
+// counter checks the kv-backed counter (across a restart, which drops every
+// instance), the notification a subscribed session hears when it changes,
+// and the elicitation of reset. It returns the session it ends with.
+func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) *mcp.ClientSession {
 	ctx := testContext(t)
 	n := 0
 	increment := func() {
@@ -390,6 +403,10 @@ func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) {
 	}
 	expectCount(n)
 
+	// Every instance goes with the server: the count comes back from kv only.
+	cs = j.restart()
+	expectCount(n)
+
 	answers := []struct {
 		answer *mcp.ElicitResult
 		want   string
@@ -417,6 +434,7 @@ func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) {
 		}
 		expectCount(a.count)
 	}
+	return cs
 }
 
 // probe checks config, files, http, progress and log through the probe tool.
