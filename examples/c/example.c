@@ -94,7 +94,7 @@ static int greet(corral_call *c) {
 
 static int shout(corral_call *c) {
 	const char *text = corral_argument(c, "text");
-	if (!text) return corral_tool_error(c, "text must be a string"), CORRAL_OK;
+	if (!text) return corral_tool_error(c, "text must be a string");
 	char *up = (char *)concat((const char *[]){text, NULL});
 	for (char *p = up; *p; p++)
 		if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 'a' + 'A');
@@ -103,8 +103,7 @@ static int shout(corral_call *c) {
 }
 
 static int kv_failed(corral_call *c, int errno_value) {
-	corral_tool_error(c, concat((const char *[]){"kv: ", corral_errno_name(errno_value), NULL}));
-	return CORRAL_OK;
+	return corral_tool_error(c, concat((const char *[]){"kv: ", corral_errno_name(errno_value), NULL}));
 }
 
 static int increment(corral_call *c) {
@@ -127,7 +126,7 @@ static int reset(corral_call *c) {
 	const char *act = corral_json_member(answer, "action", &action) ? corral_json_cstr(action) : NULL;
 	int yes = 0;
 	if (corral_json_member(answer, "content", &content) && corral_json_member(content, "ok", &ok)) corral_json_bool(ok, &yes);
-	if (!act || strcmp(act, "accept") != 0 || !yes) return corral_tool_text(c, "counter kept"), CORRAL_OK;
+	if (!act || strcmp(act, "accept") != 0 || !yes) return corral_tool_text(c, "counter kept");
 	int r = corral_kv_delete(COUNTER_KEY);
 	if (r < 0) return kv_failed(c, r);
 	corral_tool_text(c, "counter reset");
@@ -135,13 +134,12 @@ static int reset(corral_call *c) {
 }
 
 static int probe_failed(corral_call *c, const char *step, int errno_value) {
-	corral_tool_error(c, concat((const char *[]){step, ": ", corral_errno_name(errno_value), NULL}));
-	return CORRAL_OK;
+	return corral_tool_error(c, concat((const char *[]){step, ": ", corral_errno_name(errno_value), NULL}));
 }
 
 static int probe(corral_call *c) {
 	const char *path = corral_argument(c, "path"), *url = corral_argument(c, "url");
-	if (!path || !url) return corral_tool_error(c, "path and url must be strings"), CORRAL_OK;
+	if (!path || !url) return corral_tool_error(c, "path and url must be strings");
 
 	corral_progress(1, 3, "config");
 	const char *motto;

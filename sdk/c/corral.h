@@ -200,7 +200,9 @@ int corral_message_resource(corral_call *c, const char *role, const char *uri, c
                             const char *text);
 void corral_prompt_description(corral_call *c, const char *description);
 /* call_tool: add a text block; set structuredContent (a JSON object);
- * corral_tool_error adds a text and marks the result isError. */
+ * corral_tool_error adds a text and marks the result isError. Each
+ * returns CORRAL_OK when it wrote, so `return corral_tool_error(c, "…");`
+ * ends a handler (and a negative errno when the call is not a tool's). */
 int corral_tool_text(corral_call *c, const char *text);
 int corral_tool_structured(corral_call *c, const char *json);
 int corral_tool_error(corral_call *c, const char *text);
