@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,8 @@ type App struct {
 	watcher *config.Watcher // nil without a configuration file
 	cluster *cluster.Conn   // nil without cluster.nats
 	parts   []Part
+	tls     *tls.Config // the listeners', nil for plain HTTP
+	hangups []func()    // what SIGHUP does besides reloading the configuration (ops.go)
 
 	started []Part // the parts Start started, in order
 	servers []*http.Server
@@ -253,8 +256,15 @@ func (a *App) provision(cfg *config.Config) error {
 		}
 		return nil
 	})
+	if a.tls, err = a.loadTLS(cfg); err != nil {
+		return err
+	}
+	auditRecord, err := a.openAudit(cfg)
+	if err != nil {
+		return err
+	}
 	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log,
-		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub}
+		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord}
 
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:
 	// WebSocket listen streams and requests count against its per-client
@@ -377,18 +387,27 @@ func (a *App) listen(addr string, h http.Handler, fail func()) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	if addr == a.cfg.Load().HTTP.Addr {
-		a.mcpURL = "http://" + ln.Addr().String() + "/mcp"
+	scheme := "http"
+	if a.tls != nil {
+		scheme = "https"
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: a.cfg.Load().HTTP.ReadHeaderTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	if addr == a.cfg.Load().HTTP.Addr {
+		a.mcpURL = scheme + "://" + ln.Addr().String() + "/mcp"
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: a.cfg.Load().HTTP.ReadHeaderTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		TLSConfig: a.tls}
 	a.servers = append(a.servers, hs)
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := hs.Serve
+		if a.tls != nil {
+			serve = func(ln net.Listener) error { return hs.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server failed", "addr", addr, "err", err)
 			fail()
 		}
 	}()
-	a.log.Info("listening", "addr", ln.Addr().String())
+	a.log.Info("listening", "addr", ln.Addr().String(), "scheme", scheme)
 	return nil
 }
 

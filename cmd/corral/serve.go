@@ -110,7 +110,7 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 	}
 	hctx, hcancel := context.WithCancel(ctx)
 	hdone := make(chan struct{})
-	go func() { defer close(hdone); onHangup(hctx, hups, a.watcher, a.log) }()
+	go func() { defer close(hdone); onHangup(hctx, hups, a.watcher, a.log, a.hangup) }()
 	a.Serve(ctx, e.stdin, e.stdout)
 	hcancel()
 	<-hdone
@@ -120,13 +120,15 @@ func serve(parent context.Context, e *env, src config.Source, cfg *config.Config
 // onHangup reloads the configuration file on every SIGHUP until ctx is
 // done, exactly as the file watcher does on a change: a file that fails to
 // load leaves the running configuration in force. Without a configuration
-// file (w nil) there is nothing to reload, and it says so.
-func onHangup(ctx context.Context, hups <-chan os.Signal, w *config.Watcher, log *slog.Logger) {
+// file (w nil) there is nothing to reload, and it says so. also runs on
+// every SIGHUP too (the audit log reopened, the TLS certificate reloaded).
+func onHangup(ctx context.Context, hups <-chan os.Signal, w *config.Watcher, log *slog.Logger, also func()) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hups:
+			also()
 			if w == nil {
 				log.Info("SIGHUP: no configuration file (--config); nothing to reload")
 				continue

@@ -20,14 +20,16 @@ type Config struct {
 	// Dir is the directory relative paths in File were resolved against.
 	Dir string
 
-	HTTP    HTTP    `koanf:"http"`
-	WS      Listen  `koanf:"ws"`
-	Admin   Listen  `koanf:"admin"`
-	Log     Log     `koanf:"log"`
-	Catalog Catalog `koanf:"catalog"`
-	Keys    Secrets `koanf:"keys"`
-	Plugins Plugins `koanf:"plugins"`
-	Auth    Auth    `koanf:"auth"`
+	HTTP    HTTP      `koanf:"http"`
+	WS      Listen    `koanf:"ws"`
+	Admin   Listen    `koanf:"admin"`
+	Log     Log       `koanf:"log"`
+	Catalog Catalog   `koanf:"catalog"`
+	Keys    Secrets   `koanf:"keys"`
+	Plugins Plugins   `koanf:"plugins"`
+	Auth    Auth      `koanf:"auth"`
+	Audit   Audit     `koanf:"audit"`
+	TLS     ServerTLS `koanf:"tls"`
 	// Policy decides what each principal sees; empty shows everything to
 	// everyone.
 	Policy []PolicyRule `koanf:"policy"`

@@ -389,8 +389,8 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, key := range []string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile",
-		"cluster.credsFile", "cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key"} {
+	for _, key := range append([]string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile",
+		"cluster.credsFile", "cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key"}, opsPaths...) {
 		if v, ok := k.Get(key).(string); ok {
 			_ = k.Set(key, abs(v))
 		}

@@ -215,5 +215,6 @@ func validate(cfg *Config) []problem {
 		cfg.Plugin[name] = p
 	}
 	validateAuth(cfg, bad)
+	validateOps(cfg, bad)
 	return ps
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/audit"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/corral-mcp/corral/host/notify"
@@ -66,6 +67,9 @@ type Options struct {
 	// arriving at another replica can be forwarded here (RequestTag).
 	// Empty on a single process.
 	ReplicaTag string
+	// Audit, when set, receives one record per request served (not
+	// notifications or responses): the audit log.
+	Audit func(audit.Record)
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -152,7 +156,11 @@ func (s *Server) Serve(ctx context.Context, req Request, m *Message) (r Reply) {
 			r = Reply{Msg: EncodeError(m.ID, e), Err: e}
 		}
 	}()
+	start := time.Now()
 	msg, err := s.dispatch(ctx, req, m)
+	if s.opts.Audit != nil {
+		s.audited(req, m, err, ctx.Err() != nil, time.Since(start))
+	}
 	if ctx.Err() != nil {
 		s.log.Debug("mcp: request cancelled", "method", m.Method, "id", string(m.ID))
 		return Reply{}
