@@ -28,9 +28,6 @@ const maxSecretFileBytes = 64 << 10
 // it is marked secret (Grants.Secret) and shown only redacted
 // (RedactedConfig).
 
-// refKinds are the keys of a reference table.
-var refKinds = []string{"env", "file"}
-
 // resolveSecrets replaces each reference table under plugin.*.grants.config
 // in fk by the value it names, records where it came from in secrets
 // (plugin → key → "env NAME" | "file PATH"), and returns the problems.
