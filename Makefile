@@ -109,13 +109,17 @@ build/examples/c.wasm: FORCE
 	$(WASI_CC) -Oz -std=c11 -Wall -Wextra -Werror -Wl,--strip-all -I sdk/c -o $@ examples/c/example.c sdk/c/corral.c
 
 # The C SDK's native unit tests (a fake host, sanitizers on), with the
-# plugin's registration right and, with -DBAD_SETUP, wrong.
+# plugin's registration right and, with -DBAD_SETUP, wrong; then its fuzzer.
 test-sdk-c:
 	bash sdk/install-toolchains.sh c
 	@mkdir -p build/sdk-c
-	clang -std=c11 -g -Wall -Wextra -Werror -fsanitize=address,undefined -I sdk/c -o build/sdk-c/test sdk/c/test/corral_test.c sdk/c/corral.c
-	clang -std=c11 -g -Wall -Wextra -Werror -Wno-unused-function -fsanitize=address,undefined -DBAD_SETUP -I sdk/c -o build/sdk-c/test-bad sdk/c/test/corral_test.c sdk/c/corral.c
+	clang -std=c11 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -I sdk/c -o build/sdk-c/test sdk/c/test/corral_test.c sdk/c/corral.c
+	clang -std=c11 -g -Wall -Wextra -Werror -Wno-unused-function -fsanitize=address,undefined -fno-sanitize-recover=all -DBAD_SETUP -I sdk/c -o build/sdk-c/test-bad sdk/c/test/corral_test.c sdk/c/corral.c
 	build/sdk-c/test && build/sdk-c/test-bad
+	@# libFuzzer over the dispatcher and the JSON reader, 5 s from the committed seeds.
+	clang -std=c11 -g -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I sdk/c -o build/sdk-c/fuzz sdk/c/test/fuzz_request.c sdk/c/corral.c
+	rm -rf build/sdk-c/corpus && cp -r sdk/c/test/corpus build/sdk-c/corpus
+	build/sdk-c/fuzz -max_total_time=5 -max_len=4096 build/sdk-c/corpus >build/sdk-c/fuzz.log 2>&1 || { tail -n 40 build/sdk-c/fuzz.log; exit 1; }
 
 # AssemblyScript: npm's asc pinned by sdk/assemblyscript/package-lock.json,
 # the minimal runtime (examples/assemblyscript/asconfig.json).

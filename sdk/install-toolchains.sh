@@ -6,7 +6,9 @@
 #   sdk/install-toolchains.sh c rust           only these
 #
 #   c               Debian's clang, lld, wasi-libc and libclang-rt-14-dev-wasm32
-#                   (clang --target=wasm32-wasi -mexec-model=reactor)
+#                   (clang --target=wasm32-wasi -mexec-model=reactor), and
+#                   libclang-rt-14-dev, the native sanitizers and libFuzzer
+#                   of `make test-sdk-c` (only recommended by clang)
 #   rust            Debian's rustc, cargo and libstd-rust-dev-wasm32 (target
 #                   wasm32-wasi), used offline with no crates; the build calls
 #                   /usr/bin/cargo and /usr/bin/rustc, never a rustup
@@ -48,7 +50,7 @@ debian() {
 
 for lang in "${langs[@]}"; do
 	case $lang in
-	c) debian clang lld wasi-libc libclang-rt-14-dev-wasm32 ;;
+	c) debian clang lld wasi-libc libclang-rt-14-dev-wasm32 libclang-rt-14-dev ;;
 	rust) debian rustc cargo libstd-rust-dev-wasm32 ;;
 	assemblyscript)
 		dir=$root/sdk/assemblyscript
