@@ -256,7 +256,10 @@ func (m *wazeroModule) Instantiate(ctx context.Context, cfg InstanceConfig) (Ins
 			}
 			return nil, err
 		}
-		return nil, fmt.Errorf("module[] function[%s] failed: %w", name, err)
+		if name == interrupt.StartExport {
+			name = "the start function"
+		}
+		return nil, fmt.Errorf("%s: %w", name, err) // as wasmtime names it
 	}
 	return in, nil
 }

@@ -43,6 +43,7 @@ func TestAuthorLoadErrors(t *testing.T) {
 		{"c-nomarker.wasm", []string{"missing export corral_abi_v1 () -> (i32)", "version marker"}},
 		{"rust-describe.wasm", []string{"describe: bad_output: answered an error instead of its manifest, code internal",
 			`resource "docs://index" is outside the plugin's schemes`, "must answer the manifest"}},
+		{"../wat/starttrap.wasm", []string{"instantiate: _initialize:", "unreachable"}},
 		{"c-describe-trap.wasm", []string{"describe: trap:", "unreachable", "a guest that traps there never loads"}},
 		{"as-abort.wasm", []string{"imports env.abort: AssemblyScript", "asc --use abort="}},
 		{"env.wasm", []string{`imports env.host_log from module "env"`, "build it for wasm32-wasi", "--target=wasm32-wasi"}},

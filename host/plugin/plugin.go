@@ -101,7 +101,7 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 	p.create = p.newInstance
 	in, err := p.create(ctx)
 	if err != nil {
-		return nil, fail("instantiate: %w", firstLine(err))
+		return nil, fail("%w", firstLine(err)) // the class already says instantiate
 	}
 	minor, err := in.marker(ctx)
 	if err != nil {
