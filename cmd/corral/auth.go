@@ -8,6 +8,7 @@ import (
 	"github.com/corral-mcp/corral/host/auth"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/transport"
 )
 
 // security is what serve builds from the auth and policy keys.
@@ -25,6 +26,7 @@ func buildSecurity(cfg *config.Config, log *slog.Logger) (*security, error) {
 	opts := auth.Options{
 		Resource: a.Resource, AuthorizationServers: a.AuthorizationServers, Logger: log,
 		Operators: auth.Operators{Principals: a.Operator.Principals, Groups: a.Operator.Groups},
+		Origin:    transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader}.PublicOrigin,
 	}
 	for _, t := range a.Tokens {
 		opts.Tokens = append(opts.Tokens, auth.StaticToken{SHA256: t.SHA256, Principal: t.Principal, Groups: t.Groups})

@@ -39,6 +39,11 @@ type Options struct {
 	Operators Operators
 	// Logger receives authentication failures (never tokens); nil discards.
 	Logger *slog.Logger
+	// Origin, when set, returns the scheme and host a client used to reach
+	// a request ("https://mcp.example.com"), for the URLs the client is
+	// sent to: behind a trusted proxy, the proxy's (transport's
+	// TrustedProxies.PublicOrigin). Nil uses the request's own.
+	Origin func(*http.Request) string
 }
 
 // Authenticator resolves the principal of HTTP requests.
@@ -170,7 +175,7 @@ func reason(err error) string {
 // Challenge writes 401 with WWW-Authenticate (RFC 6750, RFC 9728 §5.1)
 // and a JSON-RPC error body without id.
 func (a *Authenticator) Challenge(w http.ResponseWriter, r *http.Request, err error) {
-	v := `Bearer realm="corral", resource_metadata="` + metadataURL(r) + `"`
+	v := `Bearer realm="corral", resource_metadata="` + a.baseURL(r) + MetadataPath + `"`
 	if errors.Is(err, ErrInvalidToken) {
 		v += `, error="invalid_token", error_description="the bearer token is invalid or expired"`
 	}
@@ -180,15 +185,16 @@ func (a *Authenticator) Challenge(w http.ResponseWriter, r *http.Request, err er
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Unauthorized: a valid bearer token is required."}}`))
 }
 
-func baseURL(r *http.Request) string {
+func (a *Authenticator) baseURL(r *http.Request) string {
+	if a.opts.Origin != nil {
+		return a.opts.Origin(r)
+	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
 }
-
-func metadataURL(r *http.Request) string { return baseURL(r) + MetadataPath }
 
 // MetadataHandler serves the Protected Resource Metadata document.
 func (a *Authenticator) MetadataHandler() http.Handler {
@@ -212,7 +218,7 @@ func (a *Authenticator) MetadataHandler() http.Handler {
 			ResourceName:           "corral",
 		}
 		if doc.Resource == "" {
-			doc.Resource = baseURL(r) + "/mcp"
+			doc.Resource = a.baseURL(r) + "/mcp"
 		}
 		b, _ := json.Marshal(doc)
 		w.Header().Set("Content-Type", "application/json")
