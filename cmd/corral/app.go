@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,9 @@ type App struct {
 	parts   []Part
 	tls     *tls.Config // the listeners', nil for plain HTTP
 	hangups []func()    // what SIGHUP does besides reloading the configuration (ops.go)
+	// pluginDir is the directory the registry serves: plugins.dir, or
+	// the mirror of the cluster's plugin bucket; "" serves none.
+	pluginDir string
 
 	started []Part // the parts Start started, in order
 	servers []*http.Server
@@ -94,7 +98,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	if err := validate(cfg); err != nil {
 		return nil, err
 	}
-	a := &App{src: src, out: out, level: &slog.LevelVar{}}
+	a := &App{src: src, out: out, level: &slog.LevelVar{}, pluginDir: cfg.Plugins.Dir}
 	a.cfg.Store(cfg)
 	a.level.Set(parseLevel(cfg.Log.Level))
 	a.log = newLogger(out, cfg.Log.Format, a.level)
@@ -121,7 +125,8 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	a.hub = notify.New(hubOpts)
 	rtCfg.Notifier = a.hub
 	if a.cluster != nil {
-		if err := a.cluster.Connect(); err != nil {
+		if err := a.connectCluster(cfg); err != nil {
+			a.stopParts()
 			return nil, err
 		}
 	}
@@ -158,6 +163,26 @@ func (a *App) provisionCluster(cfg *config.Config, hub *notify.Options, rt *plug
 			Sent: bs.Sent, Received: bs.Received, Dropped: bs.Dropped}
 	})
 	a.log.Info("cluster replica", "cluster", cfg.Cluster.Name, "replica", cfg.Cluster.Replica, "nats", cfg.Cluster.NATS)
+}
+
+// connectCluster connects to NATS and, in bucket mode (cluster.plugins),
+// makes the directory the registry serves: the mirror of the cluster's
+// plugin bucket, a fresh one per process (the bucket is the source).
+func (a *App) connectCluster(cfg *config.Config) error {
+	if err := a.cluster.Connect(); err != nil {
+		return err
+	}
+	if !cfg.Cluster.Plugins {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "corral-plugins-"+cfg.Cluster.Replica+"-")
+	if err != nil {
+		return fmt.Errorf("cluster: plugin mirror: %w", err)
+	}
+	a.pluginDir = dir
+	a.parts = append(a.parts, cluster.NewMirror(a.cluster, dir))
+	a.log.Info("plugins from the cluster's bucket", "bucket", cfg.Cluster.Name+"-plugins", "mirror", dir)
+	return nil
 }
 
 // clusterSessions puts the 2025-11-25 sessions of a cluster replica in the
@@ -232,7 +257,7 @@ func (a *App) provision(cfg *config.Config) error {
 		return err
 	}
 	a.reg, err = registry.New(registry.Options{
-		Dir: cfg.Plugins.Dir, Loader: registry.WasmLoader(a.rt), Config: cfg,
+		Dir: a.pluginDir, Loader: registry.WasmLoader(a.rt), Config: cfg,
 		SetOptions: catalog.Options{PageSize: cfg.Catalog.PageSize, Keys: a.ring,
 			Policy: a.sec.policy, Authenticated: a.sec.authed,
 			ListBudget: cfg.Catalog.ListBudget, Pages: pageCache(cfg.Catalog.ListCacheBytes),
@@ -251,7 +276,7 @@ func (a *App) provision(cfg *config.Config) error {
 		return err
 	}
 	a.health = metrics.NewHealth(func() error {
-		if cfg.Plugins.Dir != "" {
+		if a.pluginDir != "" {
 			return a.reg.NotReady()
 		}
 		return nil
@@ -348,7 +373,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 		}
 	}
 
-	if cfg.Plugins.Dir != "" {
+	if a.pluginDir != "" {
 		if err := a.reg.Load(ctx, 10*time.Second); err != nil {
 			a.log.Error("plugin directory", "err", err)
 		}
@@ -363,7 +388,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 	}
 	bgCtx, stop := context.WithCancel(ctx)
 	a.stopBG = stop
-	if cfg.Plugins.Dir != "" {
+	if a.pluginDir != "" {
 		a.goRun(bgCtx, a.reg.Run)
 	}
 	a.files.SetRoots(fileRoots(a.reg.Catalog().Current(), cfg))
@@ -468,6 +493,9 @@ func (a *App) stopParts() {
 	}
 	if a.cluster != nil && !stopped {
 		_ = a.cluster.Stop(ctx)
+	}
+	if a.pluginDir != "" && a.pluginDir != a.cfg.Load().Plugins.Dir {
+		_ = os.RemoveAll(a.pluginDir) // the bucket's mirror
 	}
 }
 

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +138,138 @@ func TestClusterNeedsSecret(t *testing.T) {
 	code, _, errs := runCLI(t, "", "serve", "--http", "127.0.0.1:0")
 	if code != exitFail || !strings.Contains(errs, "cluster.nats: a cluster needs the shared secret: set keys.secret or keys.secretFile") {
 		t.Errorf("exit %d, stderr:\n%s", code, errs)
+	}
+}
+
+// replica is a bin/corral replica serving the cluster's plugin bucket.
+type replica struct {
+	*wireServer
+	id string
+}
+
+// startBucketReplica runs replica id of the cluster on nats, taking its
+// plugins from the cluster's plugin bucket (cluster.plugins), and waits
+// until it is ready.
+func startBucketReplica(t *testing.T, nats, id string) replica {
+	t.Helper()
+	dir := t.TempDir()
+	addr, admin := freeAddr(t), freeAddr(t)
+	cfg := fmt.Sprintf("http:\n  addr: %s\nadmin:\n  addr: %s\nlog:\n  level: info\nplugins:\n  cacheDir: %s\ncluster:\n  plugins: true\n",
+		addr, admin, filepath.Join(repoRoot, "build", "cache"))
+	file := filepath.Join(dir, "corral.yaml")
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(corralBinary(t), "serve", "--config", file)
+	cmd.Env = append(os.Environ(), clusterEnv(nats, id)...)
+	s := &wireServer{base: "http://" + addr, admin: "http://" + admin, logs: &syncBuf{}}
+	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s log:\n%s", id, s.logs.String())
+		}
+	})
+	r := replica{s, id}
+	waitUntil(t, id+" ready", 60*time.Second, func() bool {
+		resp, err := http.Get(s.admin + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return r
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %v", what, d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// served returns the plugins r serves and its set generation, from /status.
+func (r replica) served(t *testing.T) (plugins []string, generation string) {
+	t.Helper()
+	resp, err := http.Get(r.admin + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Generation string `json:"generation"`
+		Files      []struct {
+			Plugin, State string
+		} `json:"files"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range st.Files {
+		if f.State == "serving" {
+			plugins = append(plugins, f.Plugin)
+		}
+	}
+	return plugins, st.Generation
+}
+
+// TestClusterPublish: `corral plugin publish` puts a plugin in the
+// cluster's bucket and every replica serving the bucket loads it, with
+// the same set generation; `corral plugin unpublish` takes it away from
+// all of them; a name the bucket lacks is an error.
+func TestClusterPublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	nats := startNATS(t)
+	rs := []replica{startBucketReplica(t, nats, "r1"), startBucketReplica(t, nats, "r2")}
+	for _, kv := range clusterEnv(nats, "cli") {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	t.Setenv("CORRAL_PLUGINS_CACHE_DIR", filepath.Join(repoRoot, "build", "cache"))
+
+	all := func(what string, want []string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		waitUntil(t, what, 20*time.Second, func() bool {
+			gens := map[string]bool{}
+			for _, r := range rs {
+				p, g := r.served(t)
+				if !slices.Equal(p, want) {
+					return false
+				}
+				gens[g] = true
+			}
+			return len(gens) == 1
+		})
+		return time.Since(start)
+	}
+	code, out, errs := runCLI(t, "", "plugin", "publish", filepath.Join(repoRoot, "testdata", "wat", "good.wasm"))
+	if code != exitOK || !strings.Contains(out, "published good 1.0.0 (sha256 ") {
+		t.Fatalf("publish: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("published: served by both replicas, one generation, %v after the command returned", all("good served by every replica", []string{"good"}))
+	if got := (served{base: rs[1].base}).read(t, "good://hello"); !strings.Contains(got, `"contents"`) {
+		t.Errorf("good://hello on r2: %s", got)
+	}
+
+	code, out, errs = runCLI(t, "", "plugin", "unpublish", "good")
+	if code != exitOK || !strings.Contains(out, "unpublished good") {
+		t.Fatalf("unpublish: exit %d\n%s%s", code, out, errs)
+	}
+	t.Logf("unpublished: gone from both replicas %v after the command returned", all("good gone from every replica", nil))
+	if code, _, errs := runCLI(t, "", "plugin", "unpublish", "good"); code != exitFail || !strings.Contains(errs, "unpublish good: not published") {
+		t.Errorf("unpublishing it again: exit %d, %s", code, errs)
 	}
 }

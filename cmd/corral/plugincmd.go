@@ -24,10 +24,12 @@ const pluginLong = `Work with one plugin file.
   inspect [--json] FILE.wasm      print the manifest: claims and requested capabilities
   check [--config FILE] FILE.wasm load it in the sandbox with its configured grants and
                                   limits, list everything it serves, report problems
-  new NAME --lang LANG [DIR]      write a new plugin project (go, c, assemblyscript, rust)`
+  new NAME --lang LANG [DIR]      write a new plugin project (go, c, assemblyscript, rust)
+  publish [--config FILE] FILE.wasm  add or replace a plugin in the cluster's plugin bucket
+  unpublish [--config FILE] NAME     remove a plugin from the cluster's plugin bucket`
 
 func runPlugin(ctx context.Context, e *env, args []string) int {
-	fs := newFlags("plugin", "corral plugin inspect|check [flags] FILE.wasm", pluginLong)
+	fs := newFlags("plugin", "corral plugin inspect|check|new|publish|unpublish [flags] ARGS", pluginLong)
 	if len(args) == 0 {
 		return usageErr(e, fs, "missing subcommand")
 	}
@@ -42,6 +44,10 @@ func runPlugin(ctx context.Context, e *env, args []string) int {
 		return runCheck(ctx, e, args[1:])
 	case args[0] == "new":
 		return runNew(ctx, e, args[1:])
+	case args[0] == "publish":
+		return runPublish(ctx, e, args[1:])
+	case args[0] == "unpublish":
+		return runUnpublish(ctx, e, args[1:])
 	}
 	return usageErr(e, fs, "unknown subcommand %q", args[0])
 }

@@ -46,6 +46,7 @@ type Conn struct {
 	up     bool
 	since  time.Time // of the last change between up and down
 	lastEr string
+	ups    chan struct{} // closed, and replaced, at each connect
 
 	reconnects atomic.Int64
 }
@@ -76,7 +77,16 @@ func NewConn(opts Options) *Conn {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
 	}
-	return &Conn{opts: opts, log: opts.Logger}
+	return &Conn{opts: opts, log: opts.Logger, ups: make(chan struct{})}
+}
+
+// nextConnect returns a channel closed when the connection is next made
+// (first, or again after an outage): what lives on the server (a watch's
+// consumer) may have to be made again.
+func (c *Conn) nextConnect() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ups
 }
 
 // Connect connects to NATS. An unreachable server is not an error: it
@@ -159,6 +169,10 @@ func (c *Conn) changed(up bool, nc *nats.Conn, err error) {
 	c.up, c.since = up, time.Now()
 	if err != nil {
 		c.lastEr = err.Error()
+	}
+	if up {
+		close(c.ups)
+		c.ups = make(chan struct{})
 	}
 	c.mu.Unlock()
 	switch {

@@ -29,6 +29,10 @@ type Cluster struct {
 	Password  string `koanf:"password"`
 	Token     string `koanf:"token"`
 	TLS       TLS    `koanf:"tls"`
+	// Plugins takes the plugins from the cluster's plugin bucket (a NATS
+	// Object Store, "<name>-plugins") instead of a directory: one source,
+	// so plugins.dir must be unset.
+	Plugins bool `koanf:"plugins"`
 }
 
 // TLS configures a TLS client: the CA that signs the servers (empty: the
@@ -54,7 +58,7 @@ func (c Cluster) String() string {
 var clusterKeys = []string{
 	"cluster.nats", "cluster.name", "cluster.replica",
 	"cluster.credsFile", "cluster.user", "cluster.password", "cluster.token",
-	"cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key",
+	"cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key", "cluster.plugins",
 }
 
 // DefaultClusterName is cluster.name's default.
@@ -66,6 +70,7 @@ func clusterDefaults(m map[string]any) {
 	}
 	delete(m, "cluster.nats")
 	m["cluster.name"] = DefaultClusterName
+	m["cluster.plugins"] = false
 }
 
 // clusterToken is the syntax of cluster.name and cluster.replica: one NATS
@@ -84,7 +89,13 @@ func validateCluster(cfg *Config, bad func(key, format string, args ...any)) {
 		bad("cluster.replica", "want 1 to 64 letters, digits, '-' or '_', got %q", c.Replica)
 	}
 	if !c.Enabled() {
+		if c.Plugins {
+			bad("cluster.plugins", "needs cluster.nats: the plugin bucket is the cluster's")
+		}
 		return
+	}
+	if c.Plugins && cfg.Plugins.Dir != "" {
+		bad("cluster.plugins", "a replica takes its plugins from one source: unset plugins.dir (%s) or cluster.plugins", cfg.Plugins.Dir)
 	}
 	if c.Replica == "" {
 		c.Replica = defaultReplica()

@@ -38,6 +38,11 @@ func TestCluster(t *testing.T) {
 		{"user alone", secret + "cluster:\n  nats: nats://n:4222\n  user: u\n", nil, Cluster{}, "cluster.user and cluster.password go together"},
 		{"cert alone", secret + "cluster:\n  nats: nats://n:4222\n  tls:\n    cert: ca.pem\n", nil, Cluster{}, "cluster.tls.cert and cluster.tls.key go together"},
 		{"missing CA", secret + "cluster:\n  nats: nats://n:4222\n  tls:\n    ca: nowhere.pem\n", nil, Cluster{}, "cluster.tls.ca: stat"},
+		{"plugins from the bucket", secret + "cluster:\n  nats: nats://n:4222\n  replica: r\n  plugins: true\n", nil,
+			Cluster{NATS: []string{"nats://n:4222"}, Name: "corral", Replica: "r", Plugins: true}, ""},
+		{"bucket and directory", secret + "plugins:\n  dir: /srv/plugins\ncluster:\n  nats: nats://n:4222\n  plugins: true\n", nil, Cluster{},
+			"cluster.plugins: a replica takes its plugins from one source: unset plugins.dir (/srv/plugins) or cluster.plugins"},
+		{"bucket without a cluster", "cluster:\n  plugins: true\n", nil, Cluster{}, "cluster.plugins: needs cluster.nats"},
 		{"bad name", "cluster:\n  name: a.b\n", nil, Cluster{}, `cluster.name: want 1 to 64 letters, digits, '-' or '_', got "a.b"`},
 		{"bad replica", secret + "cluster:\n  nats: nats://n:4222\n  replica: 'r 1'\n", nil, Cluster{}, `cluster.replica: want`},
 	}
@@ -66,7 +71,7 @@ func TestCluster(t *testing.T) {
 			}
 			if fmt.Sprint(got.NATS) != fmt.Sprint(tt.want.NATS) || got.Name != tt.want.Name || got.Replica != tt.want.Replica ||
 				got.CredsFile != tt.want.CredsFile || got.User != tt.want.User || got.Password != tt.want.Password ||
-				got.Token != tt.want.Token || got.TLS != tt.want.TLS {
+				got.Token != tt.want.Token || got.TLS != tt.want.TLS || got.Plugins != tt.want.Plugins {
 				t.Errorf("cluster %+v, want %+v", got, tt.want)
 			}
 			if s := fmt.Sprint(got); strings.Contains(s, "hunter2") {
