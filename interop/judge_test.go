@@ -64,6 +64,14 @@ func TestJudge(t *testing.T) {
 			}
 			cs := j.connect(t, era2025)
 			t.Run("counter", func(t *testing.T) { cs = j.counter(t, cs) })
+			t.Run(era2026+"/notify", func(t *testing.T) {
+				cs := j.connect(t, era2026)
+				j.hear(t, cs, func() {
+					if text, isErr := callText(t, cs, "increment", map[string]any{}, nil); isErr || !strings.HasPrefix(text, "count: ") {
+						t.Fatalf("increment = %q (isError %v), want count: N", text, isErr)
+					}
+				})
+			})
 			t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
 		})
 	}
@@ -336,6 +344,42 @@ func (j *judge) stateless(t *testing.T, cs *mcp.ClientSession) {
 	})
 }
 
+// hear subscribes cs to example://counter and calls increment until the
+// session hears notifications/resources/updated for it (its notification
+// stream may still be opening when the first increment happens), and
+// checks that it heard of nothing else.
+func (j *judge) hear(t *testing.T, cs *mcp.ClientSession, increment func()) {
+	t.Helper()
+	j.mu.Lock()
+	j.updated = nil
+	j.mu.Unlock()
+	for len(j.heardNote) > 0 {
+		<-j.heardNote
+	}
+	if err := cs.Subscribe(testContext(t), &mcp.SubscribeParams{URI: "example://counter"}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	deadline := time.After(15 * time.Second)
+	for heard := false; !heard; {
+		increment()
+		select {
+		case <-j.heardNote:
+			heard = true
+		case <-time.After(time.Second):
+		case <-deadline:
+			t.Fatal("no notifications/resources/updated after increment")
+		}
+	}
+	j.mu.Lock()
+	updated := slices.Clone(j.updated)
+	j.mu.Unlock()
+	for _, uri := range updated {
+		if uri != "example://counter" {
+			t.Errorf("notifications/resources/updated for %q, want only example://counter", uri)
+		}
+	}
+}
+
 // restart stops the server and starts it again on the same configuration
 // and data, and returns a new session with it.
 func (j *judge) restart() *mcp.ClientSession {
@@ -377,30 +421,7 @@ func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) *mcp.ClientSession 
 	increment()
 	expectCount(2)
 
-	// The session's notification stream may still be opening when the
-	// first increment happens: increment until it hears one.
-	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "example://counter"}); err != nil {
-		t.Fatalf("subscribe: %v", err)
-	}
-	deadline := time.After(15 * time.Second)
-	for heard := false; !heard; {
-		increment()
-		select {
-		case <-j.heardNote:
-			heard = true
-		case <-time.After(time.Second):
-		case <-deadline:
-			t.Fatal("no notifications/resources/updated after increment")
-		}
-	}
-	j.mu.Lock()
-	updated := slices.Clone(j.updated)
-	j.mu.Unlock()
-	for _, uri := range updated {
-		if uri != "example://counter" {
-			t.Errorf("notifications/resources/updated for %q, want only example://counter", uri)
-		}
-	}
+	j.hear(t, cs, increment)
 	expectCount(n)
 
 	// Every instance goes with the server: the count comes back from kv only.
