@@ -8,9 +8,10 @@ import (
 
 // TestPluginCheckExplains runs `corral plugin check` on modules built the
 // wrong way (testdata/loaderrors/build.sh) and checks that it fails with
-// one line naming the file, the cause and the fix.
+// one line naming the file (once), the cause and the fix.
 func TestPluginCheckExplains(t *testing.T) {
 	tests := []struct{ file, want string }{
+		{"c-describe-trap.wasm", "c-describe-trap.wasm: instantiate: describe: trap: wasm error: unreachable"},
 		{"c-command.wasm", "the module is a WASI command (it exports _start), and corral loads reactors: rebuild it as a reactor: Go -buildmode=c-shared, C -mexec-model=reactor, Rust a cdylib crate"},
 		{"c-nomarker.wasm", "missing export corral_abi_v1 () -> (i32), the version marker every guest exports"},
 		{"rust-describe.wasm", `answered an error instead of its manifest, code internal: corral: plugin "misdeclared": resource "docs://index" is outside the plugin's schemes ["notes"] (describe runs once at load, with no capabilities, and must answer the manifest)`},
@@ -26,7 +27,7 @@ func TestPluginCheckExplains(t *testing.T) {
 			if code != exitFail {
 				t.Fatalf("exit %d, want %d; stdout %q", code, exitFail, out)
 			}
-			if lines := strings.Count(errs, "\n"); lines != 1 || !strings.HasPrefix(errs, path+": ") || !strings.Contains(errs, tt.want) {
+			if lines := strings.Count(errs, "\n"); lines != 1 || !strings.HasPrefix(errs, path+": ") || strings.Count(errs, tt.file) != 1 || !strings.Contains(errs, tt.want) {
 				t.Errorf("stderr %q: want one line %q", errs, path+": …"+tt.want)
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,6 +233,11 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	digest := digestOf(data)
 	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data, probeSettings(cfg, abs, digest))
 	if err != nil {
+		// Each line already starts with the file: do not name it twice.
+		var pe *plugin.Error
+		if errors.As(err, &pe) && pe.Plugin == abs && pe.Err != nil {
+			return []string{string(pe.Class) + ": " + pe.Err.Error()}
+		}
 		return []string{err.Error()}
 	}
 	defer mod.Close(ctx)
