@@ -14,16 +14,31 @@
 // -every (default 500ms) and leaves out of the rotation, until it answers
 // 200 again, a replica that does not; when none does, it sends to the
 // next one anyway. -check "" turns the checks off.
+//
+// A request that did not reach its replica whole (the connection was
+// refused: a replica stopped, not yet seen by the checks; or writing the
+// request failed) goes to the next replica instead: safe, because a replica
+// reads a whole body before it acts on it. So does a request sent on a
+// kept-alive connection that the replica closed before any byte of a
+// response (a stopping replica closes its idle connections, and a request
+// may be on its way down one at that moment); that one could also be a
+// request whose replica died while serving it, and is then served twice,
+// the price every balancer that retries on a reset connection pays. The
+// body is read first for these retries (at most 8 MiB). A request whose
+// response had begun is never sent again.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"os"
@@ -36,6 +51,9 @@ import (
 
 // backendHeader names the replica that served a response.
 const backendHeader = "Corral-Rr-Backend"
+
+// maxBody bounds a request body, which is held to be sent again.
+const maxBody = 8 << 20
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -115,6 +133,10 @@ func newProxy(urls []string) (*proxy, error) {
 				return nil
 			},
 			ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+				if a, ok := r.Context().Value(failureKey{}).(*attempt); ok && (unreached(err) || a.reused && closedIdle(err)) {
+					a.err = err // ServeHTTP sends it to the next replica
+					return
+				}
 				if !errors.Is(err, context.Canceled) {
 					slog.Warn("corral-rr: replica failed", "replica", u.String(), "err", err)
 				}
@@ -143,8 +165,67 @@ func (p *proxy) pick() *backend {
 	return p.backends[start%n]
 }
 
+// failureKey holds, in a request's context, its *attempt.
+type failureKey struct{}
+
+// attempt is one try of a request on a replica.
+type attempt struct {
+	reused bool  // sent on a kept-alive connection
+	err    error // set by ErrorHandler when the request may go to the next replica
+}
+
+// unreached reports whether err means the request never reached the
+// replica whole: the connection could not be made, or writing the request
+// on it failed.
+func unreached(err error) bool {
+	var op *net.OpError
+	if !errors.As(err, &op) {
+		return false
+	}
+	switch op.Op {
+	case "dial", "write", "readfrom":
+		return true
+	}
+	return false
+}
+
+// closedIdle reports whether err is a kept-alive connection closed by
+// the replica with no response: end of file, or a reset.
+func closedIdle(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.pick().proxy.ServeHTTP(w, r)
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody)); err != nil {
+			http.Error(w, "corral-rr: request body: "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+	}
+	for range p.backends {
+		b := p.pick()
+		a := &attempt{}
+		ctx := httptrace.WithClientTrace(context.WithValue(r.Context(), failureKey{}, a),
+			&httptrace.ClientTrace{GotConn: func(ci httptrace.GotConnInfo) { a.reused = ci.Reused }})
+		req := r.Clone(ctx)
+		if body != nil {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+			req.ContentLength = int64(len(body))
+		}
+		b.proxy.ServeHTTP(w, req)
+		if a.err == nil {
+			return
+		}
+		var op *net.OpError
+		if errors.As(a.err, &op) && op.Op == "dial" {
+			b.down.Store(true) // until its next check says otherwise
+		}
+		slog.Warn("corral-rr: request did not reach the replica; next one", "replica", b.url.String(), "err", a.err)
+	}
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 // checks asks every backend for path every interval until ctx is done.

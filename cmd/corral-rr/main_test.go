@@ -125,3 +125,76 @@ func TestBadReplicaURL(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachableGoesToNext: a request to a replica that refuses the
+// connection goes to the next one, body and all, and that replica leaves
+// the rotation.
+func TestUnreachableGoesToNext(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // its port now refuses connections
+	live := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "live got %s", b)
+	}))
+	t.Cleanup(live.Close)
+	p, err := newProxy([]string{deadURL, live.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	for range 3 {
+		resp, err := http.Post(front.URL, "application/json", strings.NewReader(`{"x":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(b) != `live got {"x":1}` || resp.Header.Get(backendHeader) != "1" {
+			t.Errorf("%d %q from %s, want the live replica's answer", resp.StatusCode, b, resp.Header.Get(backendHeader))
+		}
+	}
+	if !p.backends[0].down.Load() {
+		t.Error("the unreachable replica stayed in the rotation")
+	}
+}
+
+// TestClosedKeptAliveGoesToNext: a replica that closes a kept-alive
+// connection as a request arrives on it, before any response, gets the
+// request sent to the next replica instead.
+func TestClosedKeptAliveGoesToNext(t *testing.T) {
+	var n atomic.Int64
+	closing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // no response at all
+			}
+			return
+		}
+		fmt.Fprint(w, "closing")
+	}))
+	t.Cleanup(closing.Close)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "other") }))
+	t.Cleanup(other.Close)
+	p, err := newProxy([]string{closing.URL, other.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p)
+	t.Cleanup(front.Close)
+	var got []string
+	for range 3 {
+		resp, err := http.Post(front.URL, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got = append(got, fmt.Sprintf("%d %s", resp.StatusCode, b))
+	}
+	if want := []string{"200 closing", "200 other", "200 other"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
