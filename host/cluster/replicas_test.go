@@ -147,6 +147,13 @@ func TestSessionOverNATS(t *testing.T) {
 	if m.Method != "elicitation/create" || !strings.HasPrefix(string(m.ID), `"corral-`+ReplicaTag("r2")+`-`) {
 		t.Fatalf("first event %s %s, want r2's elicitation/create", m.Method, m.ID)
 	}
+	// Another session's answer to the same id, forwarded the same way, is
+	// dropped by r2: the forged value must not reach the call.
+	oinit := rs[2].do(t, http.MethodPost, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	oinit.Body.Close()
+	if st := rs[2].status(t, http.MethodPost, oinit.Header.Get(transport.HeaderSessionID), `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"v":"forged"}}}`); st != http.StatusAccepted {
+		t.Errorf("a foreign answer through r3: %d", st)
+	}
 	if st := rs[2].status(t, http.MethodPost, sid, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"v":"far"}}}`); st != http.StatusAccepted {
 		t.Errorf("the answer through r3: %d", st)
 	}

@@ -197,3 +197,31 @@ func TestSessionStoreStartsWithoutNATS(t *testing.T) {
 		return err == nil
 	})
 }
+
+// BenchmarkSessionGet: what every 2025-11-25 request pays to read its
+// session's record, in one process (session.Memory) and in a cluster
+// (SessionStore on a NATS server in this process, over loopback).
+func BenchmarkSessionGet(b *testing.B) {
+	ctx := context.Background()
+	ns := natsServer(b, b.TempDir(), -1)
+	_, js := connect(b, ns.ClientURL())
+	kv := NewSessionStore(js, SessionOptions{Name: "b", MaxSessions: 16, MaxSessionsPerClient: 16})
+	b.Cleanup(kv.Close)
+	eventually(b, "bucket bound", func() bool { _, err := kv.kvOf(); return err == nil })
+	for _, st := range []struct {
+		name  string
+		store session.Store
+	}{{"memory", session.NewMemory(16, 16)}, {"jetstream", kv}} {
+		if _, err := st.store.Create(ctx, "id", session.Record{Client: "a", Capabilities: []byte(`{"elicitation":{}}`)}); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(st.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := st.store.Get(ctx, "id"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

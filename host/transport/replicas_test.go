@@ -185,7 +185,8 @@ func (r *replica) delete(t *testing.T, sid string) (int, string) {
 
 // TestInputBridgeAcrossReplicas: the client's answer to a bridged
 // elicitation/create lands on another replica than the one waiting, and
-// is forwarded there (issue 14 item 5).
+// is forwarded there (issue 14 item 5); another session's answer to the
+// same request is not.
 func TestInputBridgeAcrossReplicas(t *testing.T) {
 	rs := replicas(t, "a", "b")
 	sid := httpSessionInit(t, rs[1].ts)
@@ -195,6 +196,12 @@ func TestInputBridgeAcrossReplicas(t *testing.T) {
 	m := nextEvent(t, events)
 	if m.Method != "elicitation/create" || !strings.HasPrefix(string(m.ID), `"corral-a-`) {
 		t.Fatalf("first event %s %s, want an elicitation/create request tagged a", m.Method, m.ID)
+	}
+	// Another session's answer to the same id, on the other replica, is
+	// dropped: the forged value must not reach the call.
+	other := httpSessionInit(t, rs[1].ts)
+	if st, _ := rs[1].post(t, other, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"v":"forged"}}}`); st != http.StatusAccepted {
+		t.Errorf("a foreign answer on b: %d, want 202", st)
 	}
 	if st, _ := rs[1].post(t, sid, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"action":"accept","content":{"v":"far"}}}`); st != http.StatusAccepted {
 		t.Errorf("the answer on b: %d, want 202", st)
