@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console
+.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
@@ -188,6 +188,18 @@ interop: build plugins peers
 
 conformance: build plugins peers
 	bash interop/conformance.sh
+
+# The cluster end-to-end (docs/cluster.md): a NATS server built from its
+# module (interop/install-nats.sh), three replicas behind bin/corral-rr;
+# the HTTP clients of interop/ and the official conformance suite through
+# the proxy, then the cluster's own tests (interop/cluster_test.go).
+test-cluster: build plugins peers
+	bash interop/install-nats.sh >/dev/null
+	$(GO) build -trimpath -o bin/corral-rr ./cmd/corral-rr
+	@mkdir -p build/cluster
+	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/bfx000.wasm ./bench/fixture
+	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/kvstore.wasm ./testing/kvstore
+	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^(TestGoSDK|TestMcpGo|TestTSClient|TestGoSDKInputBridge2025|TestCluster.*)$$' .
 
 bench: build plugins build-wasmtime examples
 	bash interop/bench.sh

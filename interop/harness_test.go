@@ -231,34 +231,22 @@ func freePort() (int, error) {
 // free port and waits until /readyz answers 200 (or, if the server has no
 // /readyz, until the port accepts connections and /mcp answers at all).
 func startHTTPServer(args ...string) (*serverProc, error) {
+	return startHTTPServerEnv(nil, args...)
+}
+
+// startHTTPServerEnv is startHTTPServer with env added to the server's
+// environment.
+func startHTTPServerEnv(env []string, args ...string) (*serverProc, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		p := &serverProc{url: "http://" + addr, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-		full := append([]string{"serve"}, args...)
-		full = append(full, "--http", addr, "--log-level", "debug")
-		p.cmd = exec.Command(corralBin, full...)
-		p.cmd.Stdin = nil // /dev/null: an HTTP server must not depend on stdin
-		// If the test binary dies (a panic, a -timeout), take the server
-		// with it instead of leaving it listening.
-		p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		p.cmd.Stdout = p.stderr
-		p.cmd.Stderr = p.stderr
-		if err := p.cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start corral: %w", err)
-		}
-		go func() {
-			p.err = p.cmd.Wait()
-			close(p.exited)
-		}()
-		if err := p.waitReady(readyTimeout); err != nil {
-			p.stop()
+		p, err := startHTTPServerAt(fmt.Sprintf("127.0.0.1:%d", port), env, args...)
+		if err != nil {
 			lastErr = err
-			if strings.Contains(p.stderr.String(), "address already in use") {
+			if p != nil && strings.Contains(p.stderr.String(), "address already in use") {
 				continue
 			}
 			return nil, err
@@ -266,6 +254,37 @@ func startHTTPServer(args ...string) (*serverProc, error) {
 		return p, nil
 	}
 	return nil, lastErr
+}
+
+// startHTTPServerAt runs `bin/corral serve <args> --http addr`, env added
+// to its environment, and waits until it is ready. On failure it returns
+// the stopped process too, for its log.
+func startHTTPServerAt(addr string, env []string, args ...string) (*serverProc, error) {
+	p := &serverProc{url: "http://" + addr, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	full := append([]string{"serve"}, args...)
+	full = append(full, "--http", addr, "--log-level", "debug")
+	p.cmd = exec.Command(corralBin, full...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
+	p.cmd.Stdin = nil // /dev/null: an HTTP server must not depend on stdin
+	// If the test binary dies (a panic, a -timeout), take the server
+	// with it instead of leaving it listening.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	p.cmd.Stdout = p.stderr
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start corral: %w", err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	if err := p.waitReady(readyTimeout); err != nil {
+		p.stop()
+		return p, err
+	}
+	return p, nil
 }
 
 // waitReady polls /readyz until it answers 200, the process exits, or the
@@ -319,10 +338,11 @@ func (p *serverProc) stop() {
 // per test would multiply plugin compilation for nothing, since the 2026 wire
 // is stateless and the 2025 wire keeps each client in its own session.
 var shared struct {
-	once sync.Once
-	dir  string
-	srv  *serverProc
-	err  error
+	once    sync.Once
+	dir     string
+	srv     *serverProc
+	cluster *cluster // under make test-cluster; srv is its proxy
+	err     error
 }
 
 // sharedConformanceServer starts (once) corral over HTTP with the
@@ -337,6 +357,15 @@ func sharedConformanceServer(t *testing.T) *serverProc {
 		}
 		shared.dir = dir
 		if shared.err = copyFileErr(conformanceWasm, filepath.Join(dir, "conformance.wasm")); shared.err != nil {
+			return
+		}
+		if clusterMode {
+			// make test-cluster: every HTTP client judges three replicas
+			// behind a round-robin proxy instead (cluster_test.go).
+			shared.cluster, shared.err = startCluster(dir, "interop", conformanceGrants)
+			if shared.err == nil {
+				shared.srv = shared.cluster.proxy
+			}
 			return
 		}
 		shared.srv, shared.err = startHTTPServer("--plugins", dir)
@@ -354,7 +383,9 @@ func sharedConformanceServer(t *testing.T) *serverProc {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.srv != nil {
+	if shared.cluster != nil {
+		shared.cluster.stop()
+	} else if shared.srv != nil {
 		shared.srv.stop()
 	}
 	if shared.dir != "" {
