@@ -21,7 +21,7 @@ import "embed"
 //go:embed abi/abi.go abi/input.go abi/payload.go
 //go:embed sdk/_go
 //go:embed sdk/assemblyscript/assembly/*.ts sdk/assemblyscript/package.json sdk/assemblyscript/package-lock.json
-//go:embed examples/assemblyscript/index.ts
+//go:embed sdk/assemblyscript/test/host.mjs examples/assemblyscript/index.ts examples/assemblyscript/example.test.mjs
 //go:embed sdk/c/corral.h sdk/c/corral.c examples/c/example.c
 //go:embed sdk/rust/Cargo.toml sdk/rust/src/*.rs examples/rust/Cargo.toml examples/rust/Cargo.lock examples/rust/src/lib.rs
 var Sources embed.FS

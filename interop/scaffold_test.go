@@ -13,10 +13,10 @@ import (
 // envScaffoldLangs lists the languages TestScaffold scaffolds.
 const envScaffoldLangs = "SCAFFOLD_LANGS"
 
-// scaffoldNext is what `corral plugin new` printed: the build command and
-// the file it builds.
+// scaffoldNext is what `corral plugin new` printed: the build command, the
+// file it builds and the unit test command, if any.
 type scaffoldNext struct {
-	build, wasm string
+	build, wasm, test string
 }
 
 // newProject runs `corral plugin new NAME --lang LANG DIR` in an empty
@@ -32,6 +32,8 @@ func newProject(t *testing.T, name, lang string) (string, scaffoldNext) {
 	//   cd DIR
 	//   BUILD
 	//       builds WASM
+	//   [TEST
+	//       runs its unit tests …]
 	var next scaffoldNext
 	var lines []string
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
@@ -42,6 +44,9 @@ func newProject(t *testing.T, name, lang string) (string, scaffoldNext) {
 		if strings.TrimSpace(l) == "cd "+dir && i+2 < len(lines) {
 			next.build = strings.TrimSpace(lines[i+1])
 			next.wasm = strings.TrimPrefix(strings.TrimSpace(lines[i+2]), "builds ")
+			if i+4 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+4]), "runs its unit tests") {
+				next.test = strings.TrimSpace(lines[i+3])
+			}
 		}
 	}
 	if next.build == "" || next.wasm == "" {
@@ -53,16 +58,23 @@ func newProject(t *testing.T, name, lang string) (string, scaffoldNext) {
 	return dir, next
 }
 
-// buildProject runs the printed build command in dir, with nothing of the
-// repository in its environment, and returns the built file.
-func buildProject(t *testing.T, dir string, next scaffoldNext) string {
+// runIn runs a printed command in dir, with nothing of the repository in
+// its environment.
+func runIn(t *testing.T, dir, command string) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", next.build)
+	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s in %s: %v\n%s", next.build, dir, err, out)
+		t.Fatalf("%s in %s: %v\n%s", command, dir, err, out)
 	}
+}
+
+// buildProject runs the printed build command in dir and returns the
+// built file.
+func buildProject(t *testing.T, dir string, next scaffoldNext) string {
+	t.Helper()
+	runIn(t, dir, next.build)
 	wasm := filepath.Join(dir, filepath.FromSlash(next.wasm))
 	if _, err := os.Stat(wasm); err != nil {
 		t.Fatalf("%s did not build %s: %v", next.build, next.wasm, err)
@@ -72,8 +84,9 @@ func buildProject(t *testing.T, dir string, next scaffoldNext) string {
 
 // TestScaffold writes a project with `corral plugin new` for each language
 // of SCAFFOLD_LANGS in an empty directory outside the repository, builds it
-// with the one command the scaffold printed, passes `corral plugin check`
-// with the project's corral.yaml, and judges the plugin like the examples
+// with the one command the scaffold printed, runs its unit tests when it
+// printed a test command, passes `corral plugin check` with the project's
+// corral.yaml, and judges the plugin like the examples
 // (TestJudge). One project per language is named example, as the judge
 // expects; a second one, in C (the quickest to build), checks that another
 // name renames the plugin and its scheme.
@@ -90,6 +103,9 @@ func TestScaffold(t *testing.T) {
 		t.Run(lang, func(t *testing.T) {
 			dir, next := newProject(t, "example", lang)
 			wasm := buildProject(t, dir, next)
+			if next.test != "" {
+				runIn(t, dir, next.test)
+			}
 			check := exec.Command(corralBin, "plugin", "check", "--config", "corral.yaml", next.wasm)
 			check.Dir = dir
 			if out, err := check.CombinedOutput(); err != nil {

@@ -41,6 +41,8 @@ type scaffoldLang struct {
 	// build is the one command that builds the project; wasm names the
 	// file it writes, relative to the project.
 	build, wasm func(name string) string
+	// test is the command that runs the project's unit tests, or "".
+	test string
 	// toolchain says what the build needs.
 	toolchain string
 }
@@ -58,6 +60,7 @@ var scaffoldLangs = map[string]scaffoldLang{
 		files:     asProject,
 		build:     func(string) string { return "npm run build" },
 		wasm:      func(n string) string { return n + ".wasm" },
+		test:      "npm test",
 		toolchain: "node 20 or newer and npm (the first build installs assemblyscript 0.28.20 from package-lock.json)",
 	},
 	"c": {
@@ -69,6 +72,7 @@ var scaffoldLangs = map[string]scaffoldLang{
 	"rust": {
 		files: rustProject,
 		build: func(string) string { return rustBuild },
+		test:  "RUSTC=/usr/bin/rustc /usr/bin/cargo test --offline",
 		wasm: func(n string) string {
 			return "target/wasm32-wasi/release/" + strings.ReplaceAll(n, "-", "_") + ".wasm"
 		},
@@ -117,6 +121,10 @@ func runNew(_ context.Context, e *env, args []string) int {
 		return exitFail
 	}
 	wasm := l.wasm(name)
+	test := ""
+	if l.test != "" {
+		test = fmt.Sprintf("  %s\n      runs its unit tests on a fake host\n", l.test)
+	}
 	fmt.Fprintf(e.stdout, `Wrote %s: plugin %q, the example provider of docs/plugins.md in %s.
 The build needs %s.
 
@@ -124,12 +132,12 @@ Next:
   cd %s
   %s
       builds %s
-  corral plugin check --config corral.yaml %s
+%s  corral plugin check --config corral.yaml %s
       loads it in the sandbox with the grants of corral.yaml and lists what it serves
   cp %s PLUGINS_DIR/
       a running "corral serve" hot-loads every *.wasm of its plugins.dir; give it
       the grants of corral.yaml under plugin.%s in the server's configuration
-`, dir, name, *lang, l.toolchain, dir, l.build(name), wasm, wasm, wasm, name)
+`, dir, name, *lang, l.toolchain, dir, l.build(name), wasm, test, wasm, wasm, name)
 	return exitOK
 }
 
@@ -268,6 +276,16 @@ func asProject(name string) ([]scaffoldFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	test, err := example("examples/assemblyscript/example.test.mjs", name,
+		`"../../sdk/assemblyscript/test/host.mjs"`, `"./host.mjs"`,
+		`"../../build/examples/assemblyscript.wasm"`, `"../`+name+`.wasm"`)
+	if err != nil {
+		return nil, err
+	}
+	host, err := source("sdk/assemblyscript/test/host.mjs")
+	if err != nil {
+		return nil, err
+	}
 	lock, err := source("sdk/assemblyscript/package-lock.json")
 	if err != nil {
 		return nil, err
@@ -279,13 +297,17 @@ func asProject(name string) ([]scaffoldFile, error) {
 	lock = []byte(strings.Replace(string(lock), `"name": "corral-sdk-assemblyscript"`, `"name": "`+name+`"`, 1))
 	files := []scaffoldFile{
 		{"index.ts", index},
+		{"test/plugin.test.mjs", test},
+		{"test/host.mjs", host},
 		{"package.json", []byte(fmt.Sprintf(`{
   "name": %q,
   "version": "1.0.0",
   "private": true,
   "scripts": {
     "prebuild": "test -x node_modules/.bin/asc || npm ci --no-audit --no-fund",
-    "build": "asc index.ts --config asconfig.json"
+    "build": "asc index.ts --config asconfig.json",
+    "pretest": "npm run build",
+    "test": "node --test test/plugin.test.mjs"
   },
   "devDependencies": {
     "assemblyscript": "0.28.20"

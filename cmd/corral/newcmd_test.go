@@ -69,14 +69,15 @@ func TestNewWritesSelfContainedProjects(t *testing.T) {
 		need  []string
 		build string
 		main  string
+		test  string
 	}{
 		{"go", []string{"go.mod", "main.go", "corral/go.mod", "corral/abi/abi.go", "corral/sdk-guest/go.mod", "corral/sdk-guest/host_wasip1.go", "corral.yaml"},
-			"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o zz-top.wasm .", "main.go"},
-		{"assemblyscript", []string{"package.json", "package-lock.json", "asconfig.json", "index.ts", "corral/index.ts", "corral/abort.ts", "corral.yaml"},
-			"npm run build", "index.ts"},
-		{"c", []string{"Makefile", "zz-top.c", "corral.h", "corral.c", "corral.yaml"}, "make", "zz-top.c"},
+			"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o zz-top.wasm .", "main.go", ""},
+		{"assemblyscript", []string{"package.json", "package-lock.json", "asconfig.json", "index.ts", "corral/index.ts", "corral/abort.ts", "test/plugin.test.mjs", "test/host.mjs", "corral.yaml"},
+			"npm run build", "index.ts", "npm test"},
+		{"c", []string{"Makefile", "zz-top.c", "corral.h", "corral.c", "corral.yaml"}, "make", "zz-top.c", ""},
 		{"rust", []string{"Cargo.toml", "Cargo.lock", "src/lib.rs", "corral/Cargo.toml", "corral/src/lib.rs", "corral.yaml"},
-			rustBuild, "src/lib.rs"},
+			rustBuild, "src/lib.rs", "RUSTC=/usr/bin/rustc /usr/bin/cargo test --offline"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lang, func(t *testing.T) {
@@ -85,7 +86,13 @@ func TestNewWritesSelfContainedProjects(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			for _, want := range []string{"cd " + dir, "  " + tt.build + "\n", "corral plugin check --config corral.yaml ", "PLUGINS_DIR"} {
+			wants := []string{"cd " + dir, "  " + tt.build + "\n", "corral plugin check --config corral.yaml ", "PLUGINS_DIR"}
+			if tt.test != "" {
+				wants = append(wants, "  "+tt.test+"\n      runs its unit tests")
+			} else if strings.Contains(stdout, "runs its unit tests") {
+				t.Errorf("output names a test command:\n%s", stdout)
+			}
+			for _, want := range wants {
 				if !strings.Contains(stdout, want) {
 					t.Errorf("output lacks %q:\n%s", want, stdout)
 				}

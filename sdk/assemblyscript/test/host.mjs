@@ -3,10 +3,6 @@
 // capability checks, the kv store, files, config and http, and records of
 // what the guest logged, notified and reported.
 
-import { readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
-
 export const Errno = { denied: -1, notFound: -2, invalid: -3, quota: -4, tooLarge: -5, io: -6, rateLimited: -7, timeout: -8 };
 
 const enc = new TextEncoder();
@@ -244,39 +240,4 @@ export class FakeHost {
     }
     return { status, text, json };
   }
-}
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-/** The SDK's directory (sdk/assemblyscript). */
-export const sdkDir = path.dirname(here);
-
-/**
- * Compiles an AssemblyScript entry file in process with the SDK's build
- * options and returns the WebAssembly.Module. runtime defaults to the
- * SDK's (minimal), optimize to the release level.
- */
-export async function compile(entry, { runtime = "minimal", optimize = "-O3z" } = {}) {
-  const asc = await import("assemblyscript/asc");
-  const out = {};
-  const abortFn = path.relative(path.dirname(entry), path.join(sdkDir, "assembly", "abort")) + "/corralAbort";
-  const { error, stderr } = await asc.main(
-    [path.basename(entry), "--outFile", "out.wasm", "--runtime", runtime, "--exportStart", "_initialize", optimize, "--use", "abort=" + abortFn],
-    {
-      readFile: async (name, baseDir) => {
-        try {
-          return await readFile(path.resolve(path.dirname(entry), baseDir, name), "utf8");
-        } catch {
-          return null;
-        }
-      },
-      writeFile: (name, contents) => {
-        out[name] = contents;
-      },
-      listFiles: () => [],
-      stderr: { write: () => true },
-      stdout: { write: () => true },
-    },
-  );
-  if (error) throw new Error(`asc ${entry}: ${error.message}\n${stderr}`);
-  return WebAssembly.compile(out["out.wasm"]);
 }

@@ -4,7 +4,8 @@
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { FakeHost, compile, sdkDir } from "./host.mjs";
+import { FakeHost } from "./host.mjs";
+import { compile, sdkDir } from "./compile.mjs";
 
 const P = { id: "alice", groups: ["staff", "ops"] };
 let fixture, broken;
