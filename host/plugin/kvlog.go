@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -17,7 +18,9 @@ const (
 	kvLegacyName = "kv.json"
 )
 
-// The log is a sequence of records, each
+// The log starts with a header naming its format, kvMagic and the
+// version (uint32, little endian; kvVersion), then holds a sequence of
+// records, each
 //
 //	length  uint32, little endian: the bytes of the payload
 //	crc     uint32, little endian: CRC-32C of the payload
@@ -26,7 +29,14 @@ const (
 // Keys and values are bytes, exactly. Reading stops at the first record
 // that is cut short or fails its checksum (a write torn by a crash): that
 // tail is dropped and the file truncated before anything is appended.
+// A log of another version is refused, not read: a newer corral may have
+// changed the records. A log without the header is the headerless format
+// corral wrote before (version 0): it is read and rewritten with one.
 const (
+	kvMagic      = "CORRALKV"
+	kvVersion    = 1
+	kvFileHeader = len(kvMagic) + 4
+
 	kvOpSet    = 1
 	kvOpDelete = 2
 
@@ -81,8 +91,20 @@ func openKVLog(path string, data map[string][]byte) (*kvLog, error) {
 		}
 	case err != nil:
 		return nil, fmt.Errorf("kv: %w", err)
-	default:
-		l.size = replay(b, data)
+	case bytes.HasPrefix(b, []byte(kvMagic)) && len(b) >= kvFileHeader:
+		if v := binary.LittleEndian.Uint32(b[len(kvMagic):]); v != kvVersion {
+			return nil, fmt.Errorf("kv: %s is in format version %d; this corral reads version %d (was it written by a newer corral?)", path, v, kvVersion)
+		}
+		l.size = int64(kvFileHeader) + replay(b[kvFileHeader:], data)
+	case len(b) > 0:
+		// The headerless log of version 0: read, then rewritten with the
+		// header.
+		replay(b, data)
+		size, err := l.rewrite(data)
+		if err != nil {
+			return nil, err
+		}
+		l.size, b = size, nil
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -99,10 +121,25 @@ func openKVLog(path string, data map[string][]byte) (*kvLog, error) {
 			return nil, fmt.Errorf("kv: %w", err)
 		}
 	}
+	if l.size == 0 { // a new log, or one whose header was torn: write the header
+		_, werr := f.WriteAt(kvHeaderBytes(), 0)
+		terr := f.Truncate(int64(kvFileHeader))
+		if err := errors.Join(werr, terr, f.Sync()); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("kv: %s: header: %w", path, err)
+		}
+		l.size = int64(kvFileHeader)
+	}
+	l.live = int64(kvFileHeader)
 	for k, v := range data {
 		l.live += recordSize(k, v)
 	}
 	return l, nil
+}
+
+// kvHeaderBytes is the header a log starts with.
+func kvHeaderBytes() []byte {
+	return binary.LittleEndian.AppendUint32([]byte(kvMagic), kvVersion)
 }
 
 // replay applies the good records of b to data and returns their length.
@@ -170,7 +207,7 @@ func (l *kvLog) rewrite(data map[string][]byte) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("kv: %w", err)
 	}
-	var buf []byte
+	buf := kvHeaderBytes()
 	for k, v := range data {
 		buf = appendRecord(buf, kvOpSet, k, v)
 	}
