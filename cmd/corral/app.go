@@ -275,6 +275,7 @@ func (a *App) provision(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
+	a.metrics.Generation(func() string { return a.reg.Catalog().Current().Generation() })
 	a.health = metrics.NewHealth(func() error {
 		if a.pluginDir != "" {
 			return a.reg.NotReady()

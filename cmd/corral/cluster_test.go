@@ -251,7 +251,17 @@ func TestClusterPublish(t *testing.T) {
 				}
 				gens[g] = true
 			}
-			return len(gens) == 1
+			if len(gens) != 1 {
+				return false
+			}
+			for g := range gens { // and the metric says the same
+				for _, r := range rs {
+					if r.metric(t, `corral_plugin_set_info{generation="`+g+`"}`) != 1 {
+						return false
+					}
+				}
+			}
+			return true
 		})
 		return time.Since(start)
 	}

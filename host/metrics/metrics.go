@@ -288,3 +288,28 @@ func (m *Metrics) Cluster(stats func() ClusterStats) {
 			func() float64 { return float64(stats().Dropped) }),
 	)
 }
+
+// Generation exports the served plugin set's generation, read from gen at
+// every scrape, as corral_plugin_set_info{generation="…"} 1: replicas
+// serving the same plugins show the same value. Call it once.
+func (m *Metrics) Generation(gen func() string) {
+	m.reg.MustRegister(generationCollector{
+		desc: prometheus.NewDesc("corral_plugin_set_info",
+			"The served plugin set; its generation label is the same on every replica serving the same plugins. The value is 1.",
+			[]string{"generation"}, nil),
+		gen: gen,
+	})
+}
+
+type generationCollector struct {
+	desc *prometheus.Desc
+	gen  func() string
+}
+
+func (c generationCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c generationCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, c.gen())
+}
+
+var _ prometheus.Collector = generationCollector{}
