@@ -46,6 +46,8 @@ func TestAuthorLoadErrors(t *testing.T) {
 		{"../wat/starttrap.wasm", []string{"instantiate: _initialize:", "unreachable"}},
 		{"c-describe-trap.wasm", []string{"describe: trap:", "unreachable", "a guest that traps there never loads"}},
 		{"as-abort.wasm", []string{"imports env.abort: AssemblyScript", "asc --use abort="}},
+		{"library.wasm", []string{"exports none of corral_abi_v1, corral_buffer and corral_call: it is not a corral plugin", "docs/plugins.md"}},
+		{"wbindgen.wasm", []string{"built with wasm-bindgen for a JavaScript host (it imports __wbindgen_placeholder__.__wbindgen_describe)", "wasm32-wasi"}},
 		{"env.wasm", []string{`imports env.host_log from module "env"`, "build it for wasm32-wasi", "--target=wasm32-wasi"}},
 		{"component.wasm", []string{"a WebAssembly component, not a core module", "wasm32-wasi (not wasm32-wasip2)"}},
 		{"native.elf", []string{"native ELF executable, not WebAssembly", "GOOS=wasip1 GOARCH=wasm"}},

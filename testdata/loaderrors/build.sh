@@ -11,6 +11,9 @@
 #   c-nomarker.wasm      guest.c without its corral_abi_v1 export
 #   c-describe-trap.wasm guest.c whose describe traps
 #   env.wasm             env.c for --target=wasm32 (no WASI): imports from "env"
+#   library.wasm         library.c, a WASI reactor that is not a plugin (no corral exports)
+#   wbindgen.wasm        wbindgen.wat with wat2wasm: wasm-bindgen's import module (no
+#                        wasm-bindgen is packaged here, so the shape is written by hand)
 #   native.elf           native.c for the build machine
 #   truncated.wasm       the first 250 of c-reactor.wasm's 371 bytes: cut mid-section
 #   component.wasm       a component (layer 1 header) wrapping c-reactor.wasm as its
@@ -23,12 +26,15 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 root=$(cd ../.. && pwd)
 bash "$root/sdk/install-toolchains.sh" c rust assemblyscript
+command -v wat2wasm >/dev/null || { echo "build.sh: wat2wasm is missing (Debian's wabt; make testdata installs it)" >&2; exit 1; }
 
 wasi=(clang --target=wasm32-wasi --sysroot=/usr -O2 -Wl,--strip-all)
 "${wasi[@]}" -mexec-model=reactor guest.c -o c-reactor.wasm
 "${wasi[@]}" -DCOMMAND guest.c -o c-command.wasm
 "${wasi[@]}" -mexec-model=reactor -DNO_MARKER guest.c -o c-nomarker.wasm
 "${wasi[@]}" -mexec-model=reactor -DDESCRIBE_TRAPS guest.c -o c-describe-trap.wasm
+"${wasi[@]}" -mexec-model=reactor library.c -o library.wasm
+wat2wasm wbindgen.wat -o wbindgen.wasm
 clang --target=wasm32 -O2 -nostdlib -Wl,--no-entry -Wl,--allow-undefined -Wl,--strip-all env.c -o env.wasm
 clang -O2 -s native.c -o native.elf
 head -c 250 c-reactor.wasm >truncated.wasm
