@@ -165,9 +165,7 @@ test-race: build plugins
 	@# bundled Go guests into the shared cache once without it first.
 	$(GO) test -count=1 -run '^TestBundledGuestsCompile$$' ./host/registry
 	$(GO) test -race ./...
-	cd sdk-guest && $(GO) test -race ./...
 	cd plugins && $(GO) test -race ./...
-	cd examples/go && $(GO) test -race ./...
 
 peers:
 	bash interop/install-peers.sh
@@ -227,10 +225,8 @@ check:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) mod tidy -diff
-	cd sdk-guest && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 	cd plugins && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 	cd interop && $(GO) vet ./... && $(GO) mod tidy -diff
-	cd examples/go && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) mod tidy -diff
 
 clean:
 	rm -rf bin build

@@ -4,11 +4,7 @@ go 1.26.0
 
 require (
 	github.com/corral-mcp/corral v0.0.0
-	github.com/corral-mcp/corral/sdk-guest v0.0.0
 	github.com/google/go-cmp v0.7.0
 )
 
-replace (
-	github.com/corral-mcp/corral => ../
-	github.com/corral-mcp/corral/sdk-guest => ../sdk-guest
-)
+replace github.com/corral-mcp/corral => ../

@@ -22,7 +22,7 @@ provider of docs/plugins.md, renamed NAME (its plugin name and URI scheme).
 NAME is lowercase letters, digits and dashes, starting with a letter.`
 
 // goDirective is the go line of the modules the Go scaffold writes, that
-// of sdk-guest/go.mod (TestScaffoldGoVersion keeps them equal).
+// of the repository's go.mod (TestScaffoldGoVersion keeps them equal).
 const goDirective = "1.26.0"
 
 var scaffoldName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
@@ -234,7 +234,7 @@ func example(p, name string, more ...string) ([]byte, error) {
 }
 
 func goProject(name string) ([]scaffoldFile, error) {
-	main, err := example("sdk/_go/example/main.go", name)
+	main, err := example("examples/go/main.go", name)
 	if err != nil {
 		return nil, err
 	}
@@ -243,28 +243,21 @@ func goProject(name string) ([]scaffoldFile, error) {
 
 go %s
 
-require (
-	github.com/corral-mcp/corral v0.0.0
-	github.com/corral-mcp/corral/sdk-guest v0.0.0
-)
+require github.com/corral-mcp/corral v0.0.0
 
-// The SDK travels with the project: corral is not published to a registry.
-replace (
-	github.com/corral-mcp/corral => ./corral
-	github.com/corral-mcp/corral/sdk-guest => ./corral/sdk-guest
-)
+// The SDK (abi and sdk-guest) travels with the project: corral is not
+// published to a registry.
+replace github.com/corral-mcp/corral => ./corral
 `, name, goDirective))},
 		{"main.go", main},
 		{"corral/go.mod", []byte("module github.com/corral-mcp/corral\n\ngo " + goDirective + "\n")},
-		{"corral/sdk-guest/go.mod", []byte("module github.com/corral-mcp/corral/sdk-guest\n\ngo " + goDirective +
-			"\n\nrequire github.com/corral-mcp/corral v0.0.0\n")},
 		{".gitignore", []byte("*.wasm\n")},
 	}
 	abiFiles, err := sourceDir("abi", ".go", "corral/abi")
 	if err != nil {
 		return nil, err
 	}
-	sdkFiles, err := sourceDir("sdk/_go/sdk-guest", ".go", "corral/sdk-guest")
+	sdkFiles, err := sourceDir("sdk-guest", ".go", "corral/sdk-guest")
 	if err != nil {
 		return nil, err
 	}

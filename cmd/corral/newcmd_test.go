@@ -71,7 +71,7 @@ func TestNewWritesSelfContainedProjects(t *testing.T) {
 		main  string
 		test  string
 	}{
-		{"go", []string{"go.mod", "main.go", "corral/go.mod", "corral/abi/abi.go", "corral/sdk-guest/go.mod", "corral/sdk-guest/host_wasip1.go", "corral.yaml"},
+		{"go", []string{"go.mod", "main.go", "corral/go.mod", "corral/abi/abi.go", "corral/sdk-guest/host_wasip1.go", "corral.yaml"},
 			"GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o zz-top.wasm .", "main.go", ""},
 		{"assemblyscript", []string{"package.json", "package-lock.json", "asconfig.json", "index.ts", "corral/index.ts", "corral/abort.ts", "test/plugin.test.mjs", "test/host.mjs", "corral.yaml"},
 			"npm run build", "index.ts", "npm test"},
@@ -140,14 +140,14 @@ func TestNewAssemblyScriptLock(t *testing.T) {
 }
 
 // TestScaffoldGoVersion keeps the go directive of scaffolded modules equal
-// to sdk-guest's.
+// to the repository's.
 func TestScaffoldGoVersion(t *testing.T) {
-	b, err := os.ReadFile("../../sdk-guest/go.mod")
+	b, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(b)
 	if m == nil || string(m[1]) != goDirective {
-		t.Errorf("sdk-guest/go.mod says go %s, the scaffold writes go %s", m[1], goDirective)
+		t.Errorf("go.mod says go %s, the scaffold writes go %s", m[1], goDirective)
 	}
 }
