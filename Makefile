@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster
+.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster bench-cluster
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
@@ -201,6 +201,13 @@ test-cluster: build plugins peers
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/bfx000.wasm ./bench/fixture
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/kvstore.wasm ./testing/kvstore
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^(TestGoSDK|TestMcpGo|TestTSClient|TestGoSDKInputBridge2025|TestCluster.*)$$' .
+
+# The cluster's benchmarks on a NATS server in the test process (about 15 s
+# with the build): kv get/set on JetStream against the local stores,
+# notification latency to 1,000 listeners on three replicas against one, the
+# session store. See docs/cluster.md.
+bench-cluster:
+	$(GO) test -run '^$$' -bench 'KV|CrossReplica|SessionGet' -benchtime 200x ./host/cluster
 
 bench: build plugins build-wasmtime examples
 	bash interop/bench.sh

@@ -15,7 +15,7 @@ import (
 // testServer is a real NATS server with JetStream, in this process, that
 // a test can stop and start again on the same port and store.
 type testServer struct {
-	t          *testing.T
+	t          testing.TB
 	port       int
 	dir        string
 	maxPayload int32 // 0: the server's default (1 MiB)
@@ -23,13 +23,13 @@ type testServer struct {
 }
 
 // startServer starts a server on a free port with a fresh store directory.
-func startServer(t *testing.T) *testServer {
+func startServer(t testing.TB) *testServer {
 	t.Helper()
 	return startServerWith(t, 0)
 }
 
 // startServerWith starts a server whose max_payload is maxPayload bytes.
-func startServerWith(t *testing.T, maxPayload int32) *testServer {
+func startServerWith(t testing.TB, maxPayload int32) *testServer {
 	t.Helper()
 	n := &testServer{t: t, port: -1, dir: t.TempDir(), maxPayload: maxPayload}
 	n.start()
@@ -74,7 +74,7 @@ func (n *testServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.
 func startConn(t *testing.T, url, replica string) *Conn {
 	t.Helper()
 	c := NewConn(Options{
-		Cluster:       config.Cluster{NATS: []string{url}, Name: "test", Replica: replica},
+		Cluster:       clusterOf(url, replica),
 		ReconnectWait: 20 * time.Millisecond, Timeout: time.Second,
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -83,4 +83,9 @@ func startConn(t *testing.T, url, replica string) *Conn {
 	}
 	t.Cleanup(func() { c.Stop(t.Context()) })
 	return c
+}
+
+// clusterOf is the configuration of replica of the cluster "test" on url.
+func clusterOf(url, replica string) config.Cluster {
+	return config.Cluster{NATS: []string{url}, Name: "test", Replica: replica}
 }
