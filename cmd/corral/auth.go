@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/auth"
@@ -26,7 +27,14 @@ func buildSecurity(cfg *config.Config, log *slog.Logger) (*security, error) {
 	opts := auth.Options{
 		Resource: a.Resource, AuthorizationServers: a.AuthorizationServers, Logger: log,
 		Operators: auth.Operators{Principals: a.Operator.Principals, Groups: a.Operator.Groups},
-		Origin:    transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader}.PublicOrigin,
+	}
+	proxies := transport.TrustedProxies{Prefixes: cfg.HTTP.TrustedProxyPrefixes(), Header: cfg.HTTP.ForwardedHeader}
+	opts.Origin = proxies.PublicOrigin
+	opts.ClientAddr = func(r *http.Request) string {
+		if a := transport.ClientAddr(r, proxies); a.IsValid() {
+			return a.String()
+		}
+		return r.RemoteAddr
 	}
 	for _, t := range a.Tokens {
 		opts.Tokens = append(opts.Tokens, auth.StaticToken{SHA256: t.SHA256, Principal: t.Principal, Groups: t.Groups})

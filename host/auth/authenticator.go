@@ -44,6 +44,10 @@ type Options struct {
 	// sent to: behind a trusted proxy, the proxy's (transport's
 	// TrustedProxies.PublicOrigin). Nil uses the request's own.
 	Origin func(*http.Request) string
+	// ClientAddr, when set, names the client a refused request is logged
+	// under: behind a trusted proxy, the address the proxy reports
+	// (transport.ClientAddr). Nil logs the TCP peer.
+	ClientAddr func(*http.Request) string
 }
 
 // Authenticator resolves the principal of HTTP requests.
@@ -156,7 +160,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			a.log.Info("auth: refused request", "remote", r.RemoteAddr, "reason", reason(err))
+			a.log.Info("auth: refused request", "remote", a.remote(r), "reason", reason(err))
 			a.Challenge(w, r, err)
 			return
 		}
@@ -183,6 +187,14 @@ func (a *Authenticator) Challenge(w http.ResponseWriter, r *http.Request, err er
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Unauthorized: a valid bearer token is required."}}`))
+}
+
+// remote is the client a log line about r names.
+func (a *Authenticator) remote(r *http.Request) string {
+	if a.opts.ClientAddr != nil {
+		return a.opts.ClientAddr(r)
+	}
+	return r.RemoteAddr
 }
 
 func (a *Authenticator) baseURL(r *http.Request) string {

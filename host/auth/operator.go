@@ -30,7 +30,7 @@ func (a *Authenticator) OperatorOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil || !a.opts.Operators.Has(p) {
-			a.log.Debug("auth: operator endpoint refused", "remote", r.RemoteAddr, "path", r.URL.Path)
+			a.log.Debug("auth: operator endpoint refused", "remote", a.remote(r), "path", r.URL.Path)
 			http.NotFound(w, r)
 			return
 		}
