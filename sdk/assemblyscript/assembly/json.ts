@@ -278,15 +278,11 @@ class Parser {
     const w = new Writer();
     w.bytes(this.base + start, this.pos - start);
     for (;;) {
-      if (this.pos >= this.len) {
-        return null;
-      }
+      if (this.pos >= this.len) return null;
       const c = load<u8>(this.base + this.pos);
       this.pos++;
       if (c == 0x22) break;
-      if (c < 0x20) {
-        return null;
-      }
+      if (c < 0x20) return null;
       if (c != 0x5c) {
         w.byte(c);
         continue;
@@ -316,9 +312,7 @@ class Parser {
           break;
         case 0x75: {
           let cp = this.hex4();
-          if (cp < 0) {
-            return null;
-          }
+          if (cp < 0) return null;
           if (cp >= 0xd800 && cp < 0xdc00 && this.peek() == 0x5c) {
             const save = this.pos;
             this.pos++;

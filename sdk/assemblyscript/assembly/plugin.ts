@@ -17,7 +17,6 @@ import {
   ToolRequest,
   ToolResponse,
   body,
-  MAX_COMPLETIONS,
 } from "./request";
 
 /** Reads a resource: fill res with contents, or an error. */
@@ -525,5 +524,3 @@ function replied(res: Reply, out: Writer): i32 {
   if (res.errorCode.length > 0) return writeError(out, res.errorCode, res.errorMessage, res.errorData);
   return -1;
 }
-
-export { MAX_COMPLETIONS };
