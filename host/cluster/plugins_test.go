@@ -66,6 +66,17 @@ func TestMirror(t *testing.T) {
 			return maps.Equal(ga, want) && maps.Equal(gb, want)
 		})
 	}
+	// An object put in the bucket by other means, named like no plugin,
+	// never reaches a mirror (beta, put after it, does).
+	bucket, err := pub.pluginBucket(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"README.txt", "../escape.wasm", ".hidden.wasm"} {
+		if _, err := bucket.PutBytes(t.Context(), name, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := pub.Publish(t.Context(), "beta", []byte("beta v1")); err != nil {
 		t.Fatal(err)
 	}
