@@ -309,6 +309,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, p abi.Princip
 	}
 	out := &responder{w: w, sse: wantsSSEOnly(r.Header.Get("Accept"))}
 	req.Notify = out.notify
+	if hs != nil {
+		// A response that turns into a stream may wait long (the input
+		// bridge): it follows the session's record meanwhile, so that a
+		// DELETE through another replica ends the wait as one here does.
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		out.streaming = func() { go h.watch(ctx, hs) }
+	}
 	reply := h.srv.Serve(r.Context(), req, m)
 	if reply.Msg == nil {
 		return // cancelled: the client is gone, send nothing
@@ -399,10 +407,11 @@ func wantsSSEOnly(accept string) bool {
 // responder writes one request's response: JSON, or an event stream once
 // a notification precedes the response (or the client accepts only SSE).
 type responder struct {
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	sse     bool
-	started bool // SSE headers sent
+	mu        sync.Mutex
+	w         http.ResponseWriter
+	sse       bool
+	started   bool   // SSE headers sent
+	streaming func() // called when a notification turns the response into a stream; may be nil
 }
 
 func (o *responder) startSSE() {
@@ -445,6 +454,9 @@ func (o *responder) send(msg []byte) error {
 func (o *responder) notify(msg []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !o.started && o.streaming != nil {
+		o.streaming()
+	}
 	o.startSSE()
 	return o.event(msg)
 }
@@ -552,8 +564,21 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, p abi.Princ
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// follow applies the record changes of hs's session to hs while its GET
-// stream is open, and ends hs when the session ends elsewhere.
+// watch follows hs's session record until ctx is done (follow).
+func (h *HTTPHandler) watch(ctx context.Context, hs *httpSession) {
+	changes, err := h.store.Watch(ctx, hs.tok.ID)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		h.live.end(hs.tok.ID) // ended elsewhere already
+	case err != nil:
+		h.log.Warn("transport: follow a session", "err", err)
+	default:
+		h.follow(ctx, hs, changes)
+	}
+}
+
+// follow applies the record changes of hs's session to hs while one of
+// its streams is open, and ends hs when the session ends elsewhere.
 func (h *HTTPHandler) follow(ctx context.Context, hs *httpSession, changes <-chan session.Record) {
 	for rec := range changes {
 		h.live.update(hs, rec)

@@ -211,3 +211,25 @@ func TestInputBridgeAcrossReplicas(t *testing.T) {
 		t.Errorf("response %s %s %s, want %s", final.ID, final.Result, final.Error, want)
 	}
 }
+
+// TestDeleteEndsBridgeAcrossReplicas: a bridged request waiting on one
+// replica for the client's answer ends when the session is deleted
+// through another, as it does on one process, instead of waiting out its
+// input timeout.
+func TestDeleteEndsBridgeAcrossReplicas(t *testing.T) {
+	rs := replicas(t, "a", "b")
+	sid := httpSessionInit(t, rs[0].ts)
+	call := postJSON(t, rs[0].ts, sid, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask"}}`)
+	defer call.Body.Close()
+	events := bufio.NewReader(call.Body)
+	if m := nextEvent(t, events); m.Method != "elicitation/create" {
+		t.Fatalf("first event %s, want elicitation/create", m.Method)
+	}
+	if st, _ := rs[1].delete(t, sid); st != http.StatusNoContent {
+		t.Fatalf("DELETE on b: %d", st)
+	}
+	final := nextEvent(t, events)
+	if string(final.ID) != "5" || !strings.Contains(string(final.Error), "session has ended") {
+		t.Errorf("the call after the DELETE on b: %s %s, want the session-ended error, not its input timeout's", final.Result, final.Error)
+	}
+}
