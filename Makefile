@@ -68,7 +68,12 @@ test-wasmtime: build-wasmtime plugins peers examples
 bench-engines: build build-wasmtime plugins
 	bash interop/bench-engines.sh
 
+# The bundled plugins, each signed with the repository's public test key
+# (testdata/keys; docs/distribution.md): a Go build differs between
+# toolchains, so the signatures are made here, never committed.
+TEST_KEY := testdata/keys/corral-test.key
 plugins: $(PLUGIN_WASM)
+	$(GO) run ./cmd/corral plugin sign --key $(TEST_KEY) $(PLUGIN_WASM)
 
 build/plugins/%.wasm: FORCE
 	@mkdir -p build/plugins
@@ -215,6 +220,7 @@ bench: build plugins build-wasmtime examples
 	bash interop/bench.sh
 	bash interop/bench-engines.sh
 	bash interop/bench-notify.sh
+	bash interop/bench-supply.sh
 	bash sdk/bench.sh
 
 fuzz:

@@ -107,6 +107,11 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	for _, d := range cfg.Deprecations() {
 		a.log.Warn(d)
 	}
+	var err error
+	if cfg, err = a.bindSources(ctx, cfg); err != nil {
+		return nil, err
+	}
+	a.cfg.Store(cfg)
 
 	a.metrics = metrics.New(metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit})
 	// The notification hub: plugin notify calls, plugin-set swaps and file
@@ -130,7 +135,6 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 			return nil, err
 		}
 	}
-	var err error
 	a.rt, err = plugin.NewRuntime(ctx, rtCfg)
 	if err != nil {
 		a.stopParts()
@@ -277,7 +281,7 @@ func (a *App) provision(cfg *config.Config) error {
 	}
 	a.metrics.Generation(func() string { return a.reg.Catalog().Current().Generation() })
 	a.health = metrics.NewHealth(func() error {
-		if a.pluginDir != "" {
+		if a.pluginDir != "" || cfg.HasSources() {
 			return a.reg.NotReady()
 		}
 		return nil
@@ -329,6 +333,10 @@ func (a *App) reload(_, n *config.Config) {
 	if err := a.ring.Update(n.Keys.Bytes()); err != nil {
 		a.log.Error("keys not reloaded; keeping the running secrets", "err", err)
 	}
+	n, err := a.bindSources(context.Background(), n)
+	if err != nil {
+		a.log.Error("plugin sources not reloaded", "err", err)
+	}
 	a.cfg.Store(n)
 	a.reg.UpdateConfig(n)
 	a.files.SetRoots(fileRoots(a.reg.Catalog().Current(), n))
@@ -374,7 +382,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 		}
 	}
 
-	if a.pluginDir != "" {
+	if a.pluginDir != "" || cfg.HasSources() {
 		if err := a.reg.Load(ctx, 10*time.Second); err != nil {
 			a.log.Error("plugin directory", "err", err)
 		}
@@ -389,7 +397,7 @@ func (a *App) Start(ctx context.Context, fail func()) error {
 	}
 	bgCtx, stop := context.WithCancel(ctx)
 	a.stopBG = stop
-	if a.pluginDir != "" {
+	if a.pluginDir != "" || cfg.HasSources() {
 		a.goRun(bgCtx, a.reg.Run)
 	}
 	a.files.SetRoots(fileRoots(a.reg.Catalog().Current(), cfg))

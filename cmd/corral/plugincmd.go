@@ -27,10 +27,11 @@ const pluginLong = `Work with one plugin file.
                                   limits, list everything it serves, report problems
   new NAME --lang LANG [DIR]      write a new plugin project (go, c, assemblyscript, rust)
   publish [--config FILE] FILE.wasm  add or replace a plugin in the cluster's plugin bucket
-  unpublish [--config FILE] NAME     remove a plugin from the cluster's plugin bucket`
+  unpublish [--config FILE] NAME     remove a plugin from the cluster's plugin bucket
+` + supplyUsage
 
 func runPlugin(ctx context.Context, e *env, args []string) int {
-	fs := newFlags("plugin", "corral plugin inspect|check|new|publish|unpublish [flags] ARGS", pluginLong)
+	fs := newFlags("plugin", "corral plugin <subcommand> [flags] ARGS", pluginLong)
 	if len(args) == 0 {
 		return usageErr(e, fs, "missing subcommand")
 	}
@@ -49,6 +50,9 @@ func runPlugin(ctx context.Context, e *env, args []string) int {
 		return runPublish(ctx, e, args[1:])
 	case args[0] == "unpublish":
 		return runUnpublish(ctx, e, args[1:])
+	}
+	if run, ok := supplyCommands[args[0]]; ok {
+		return run(ctx, e, args[1:])
 	}
 	return usageErr(e, fs, "unknown subcommand %q", args[0])
 }
@@ -186,7 +190,8 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	fs := newFlags("plugin check", "corral plugin check [--config FILE] FILE.wasm", `
 Load a plugin in the sandbox exactly as "corral serve" would: with the grants and
 limits of its entry in the configuration (none without --config), its binding
-(plugin.<name>.file, sha256) and its claims settled against the plugins of
+(plugin.<name>.file, sha256), its signature under the trust policy
+(plugins.trust, plugin.<name>.trust) and its claims settled against the plugins of
 plugins.dir. A file outside the directory is judged where it would be deployed:
 in place of the directory's file of the same plugin, else at the path its
 binding names. Every requested capability that is not granted is printed with
@@ -231,6 +236,10 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	}
 	defer rt.Close(ctx)
 	digest := digestOf(data)
+	chk, err := trustCheck(cfg, abs, data, digest)
+	if err != nil {
+		return []string{"refused: " + err.Error()}
+	}
 	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data, probeSettings(cfg, abs, digest))
 	if err != nil {
 		// Each line already starts with the file: do not name it twice.
@@ -242,6 +251,12 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	}
 	defer mod.Close(ctx)
 	m := mod.Manifest()
+	if err := chk.Check(m.Name); err != nil {
+		return []string{"refused: " + err.Error()}
+	}
+	if s := chk.Signer(); s != "" {
+		fmt.Fprintf(e.stdout, "%s: signed by %s\n", path, s)
+	}
 	settings := cfg.PluginSettings(m.Name)
 	problems := checkSettlement(ctx, e, rt, cfg, abs, digest, m)
 	if !settings.Enabled {

@@ -21,6 +21,13 @@ type Binding struct {
 	File string `koanf:"file"`
 	// SHA256 is the lowercase hex digest the file must have.
 	SHA256 string `koanf:"sha256"`
+	// Source is where the plugin comes from instead of a file of the
+	// directory: oci://REGISTRY/REPO@sha256:… (or :TAG). host/oci resolves
+	// it to the file its store keeps, setting File and SHA256.
+	Source string `koanf:"source"`
+	// Signer, when set, is the publisher whose signature the file must
+	// carry under the trust policy ("minisign:RW…", as a lock records it).
+	Signer string `koanf:"signer"`
 }
 
 // Bound reports whether b binds anything.
@@ -33,6 +40,9 @@ var ErrNotBound = errors.New("does not match the binding")
 // b selects: nil when it is (or b binds nothing), else an error wrapping
 // ErrNotBound that says what differs.
 func (b Binding) Check(path, digest string) error {
+	if b.Source != "" && b.File == "" {
+		return fmt.Errorf("%w: its source %s is not resolved to a file", ErrNotBound, b.Source)
+	}
 	if b.File != "" && b.File != path {
 		return fmt.Errorf("%w: the binding names the file %s", ErrNotBound, b.File)
 	}

@@ -154,6 +154,17 @@ type Plugins struct {
 	Rescan time.Duration `koanf:"rescan"`
 	// Compile bounds plugin files before and while they are compiled.
 	Compile Compile `koanf:"compile"`
+	// Trust is the signature policy of every plugin whose entry sets none
+	// (docs/distribution.md); the zero Trust checks no signature.
+	Trust Trust `koanf:"trust"`
+	// Store is the directory pulled plugins are kept in, by digest.
+	Store string `koanf:"store"`
+	// Lock, when set, is a plugin lock file (corral plugin lock): exactly
+	// the plugins it names are served, from their pinned sources; Dir is
+	// not read.
+	Lock string `koanf:"lock"`
+	// OCI configures registry access.
+	OCI OCI `koanf:"oci"`
 }
 
 // Compile bounds what one plugin file may cost to compile. A zero value
@@ -184,6 +195,13 @@ type Plugin struct {
 	Engine string `koanf:"engine"`
 	Grants Grants `koanf:"grants"`
 	Limits Limits `koanf:"limits"`
+	// Trust, when set, is the plugin's signature policy in place of
+	// Plugins.Trust.
+	Trust Trust `koanf:"trust"`
+	// FollowTag makes a source given by tag follow the tag: it is
+	// resolved again on every start and reload (else the digest recorded
+	// the first time stays).
+	FollowTag bool `koanf:"followTag"`
 }
 
 // Grants are the capabilities the operator gives a plugin. A capability is
@@ -298,6 +316,9 @@ func defaults() map[string]any {
 		"plugins.engine":                 EngineWazero,
 		"plugins.debounce":               "250ms",
 		"plugins.rescan":                 "30s",
+		"plugins.store":                  defaultStoreDir(),
+		"plugins.lock":                   "",
+		"plugins.oci.dockerConfig":       defaultDockerConfig(),
 
 		"plugins.compile.maxFileBytes":     0,
 		"plugins.compile.maxFunctions":     0,
@@ -389,6 +410,9 @@ func RestartKeys(old, new *Config) []string {
 	add("plugins.debounce", old.Plugins.Debounce, new.Plugins.Debounce)
 	add("plugins.rescan", old.Plugins.Rescan, new.Plugins.Rescan)
 	add("plugins.compile", old.Plugins.Compile, new.Plugins.Compile)
+	add("plugins.store", old.Plugins.Store, new.Plugins.Store)
+	add("plugins.lock", old.Plugins.Lock, new.Plugins.Lock)
+	add("plugins.oci", old.Plugins.OCI, new.Plugins.OCI)
 	add("auth", old.Auth, new.Auth)
 	add("policy", old.Policy, new.Policy)
 	add("cluster", old.Cluster, new.Cluster)
@@ -404,6 +428,9 @@ func ReloadKeys(old, new *Config) []string {
 	}
 	if !keysEqual(old.Keys, new.Keys) {
 		keys = append(keys, "keys")
+	}
+	if !old.Plugins.Trust.Equal(new.Plugins.Trust) {
+		keys = append(keys, "plugins.trust")
 	}
 	names := slices.Sorted(maps.Keys(old.Plugin))
 	for _, n := range slices.Sorted(maps.Keys(new.Plugin)) {
@@ -427,6 +454,7 @@ func applyReloadable(old, new *Config) *Config {
 	c.Log.Level = new.Log.Level
 	c.Keys = new.Keys
 	c.Catalog.CursorKey = new.Catalog.CursorKey // the deprecated alias of keys.secret
+	c.Plugins.Trust = new.Plugins.Trust
 	c.Plugin = new.Plugin
 	return &c
 }

@@ -389,17 +389,7 @@ func resolvePaths(k *koanf.Koanf, base string) {
 		}
 		return filepath.Join(base, p)
 	}
-	for _, key := range append([]string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile",
-		"cluster.credsFile", "cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key"}, opsPaths...) {
-		if v, ok := k.Get(key).(string); ok {
-			_ = k.Set(key, abs(v))
-		}
-	}
-	for _, name := range k.MapKeys("plugin") {
-		if v, ok := k.Get("plugin." + name + ".file").(string); ok {
-			_ = k.Set("plugin."+name+".file", abs(v))
-		}
-		key := "plugin." + name + ".grants.files"
+	absList := func(key string) {
 		switch v := k.Get(key).(type) {
 		case string:
 			_ = k.Set(key, []any{abs(v)})
@@ -414,6 +404,24 @@ func resolvePaths(k *koanf.Koanf, base string) {
 			}
 			_ = k.Set(key, out)
 		}
+	}
+	for _, key := range append([]string{"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "auth.jwt.jwksFile", "keys.secretFile", "keys.previousFile",
+		"cluster.credsFile", "cluster.tls.ca", "cluster.tls.cert", "cluster.tls.key",
+		"plugins.trust.trustedRoot", "plugins.store", "plugins.lock", "plugins.oci.dockerConfig"}, opsPaths...) {
+		if v, ok := k.Get(key).(string); ok {
+			_ = k.Set(key, abs(v))
+		}
+	}
+	absList("plugins.trust.sigstoreKeys")
+	for _, name := range k.MapKeys("plugin") {
+		if v, ok := k.Get("plugin." + name + ".trust.trustedRoot").(string); ok {
+			_ = k.Set("plugin."+name+".trust.trustedRoot", abs(v))
+		}
+		absList("plugin." + name + ".trust.sigstoreKeys")
+		if v, ok := k.Get("plugin." + name + ".file").(string); ok {
+			_ = k.Set("plugin."+name+".file", abs(v))
+		}
+		absList("plugin." + name + ".grants.files")
 	}
 }
 

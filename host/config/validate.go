@@ -143,6 +143,7 @@ func validate(cfg *Config) []problem {
 			bad("plugins.dir", "%s is not a directory", d)
 		}
 	}
+	validateTrust("plugins.trust", cfg.Plugins.Trust, bad)
 	files := map[string]string{} // plugin.<name>.file → name
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugin)) {
 		p := cfg.Plugin[name]
@@ -167,6 +168,8 @@ func validate(cfg *Config) []problem {
 			}
 			files[f] = name
 		}
+		validateTrust(pre+"trust", p.Trust, bad)
+		validateSource(pre, p, bad)
 		if p.Engine != "" && !slices.Contains(engines, p.Engine) {
 			bad(pre+"engine", "unknown engine %q (known: %s)", p.Engine, strings.Join(engines, ", "))
 		}

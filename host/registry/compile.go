@@ -148,15 +148,30 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 	sum := sha256.Sum256(data)
 	o := outcome{settled: true, digest: hex.EncodeToString(sum[:])}
 	r.hashed(ctx, j, o.digest)
+	// The binding, from the path and digest alone, then the signature,
+	// before compiling (and before trusting the version held: the policy
+	// or the signature may be what changed).
+	name, err := preBind(cfg, j.idx, path, o.digest)
+	if err != nil && j.cur != o.digest {
+		o.err = err
+		return o
+	}
+	pols, err := r.policies(cfg)
+	if err != nil {
+		o.err = fmt.Errorf("%w: trust policy: %w", plugin.ErrHost, err)
+		return o
+	}
+	chk, err := NewTrustCheck(pols, path, data, o.digest)
+	if err == nil {
+		err = chk.Check(name)
+	}
+	if err != nil {
+		o.err = err
+		return o
+	}
 	if j.cur == o.digest {
 		// Touched, not changed: settlement applies any settings change.
 		o.touched = true
-		return o
-	}
-	// The binding, from the path and digest alone, before compiling.
-	name, err := preBind(cfg, j.idx, path, o.digest)
-	if err != nil {
-		o.err = err
 		return o
 	}
 	if name != "" && !cfg.PluginSettings(name).Enabled {
@@ -177,12 +192,17 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.err = err
 		return o
 	}
+	if err := chk.Check(m.Name); err != nil {
+		_ = mod.Close(ctx)
+		o.err = err
+		return o
+	}
 	if _, err := catalog.NewSet([]catalog.Provider{manifestOnly{m}}, catalog.Options{}); err != nil {
 		_ = mod.Close(ctx)
 		o.err = fmt.Errorf("plugin %s: %w", m.Name, err)
 		return o
 	}
-	o.next = &loaded{path: path, digest: o.digest, module: mod, manifest: m}
+	o.next = &loaded{path: path, digest: o.digest, module: mod, manifest: m, signer: chk.Signer()}
 	return o
 }
 
@@ -229,6 +249,10 @@ func (r *Registry) finishLocked(ctx context.Context, j *compileJob, o outcome) [
 	r.scanErrs = nil
 	f.digest, f.skipped = o.digest, o.skipped
 	switch {
+	case refusedByTrust(o.err):
+		f.seen, f.failure = j.st, o.err
+		r.scanErrs = append(r.scanErrs, o.err)
+		r.log.Error("plugin file refused: its signature does not satisfy the trust policy; no version of it serves", "file", f.path, "err", o.err)
 	case o.err != nil:
 		r.fail(f, j.st, o.err)
 	default:

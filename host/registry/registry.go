@@ -20,6 +20,7 @@ import (
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/plugin"
+	"github.com/corral-mcp/corral/host/trust"
 )
 
 // Options configure a Registry.
@@ -126,6 +127,11 @@ type Registry struct {
 	events      []Event // swaps of the scan or outcome being applied, emitted after it
 	closed      bool
 	drains      sync.WaitGroup
+
+	trustMu   sync.Mutex // guards the compiled trust policies of trustCfg
+	trustCfg  *config.Config
+	trustPols *trust.Policies
+	trustErr  error
 }
 
 // file is what the registry knows of one plugin file.
@@ -143,10 +149,12 @@ type file struct {
 	pending bool   // changing; not processed yet
 }
 
-// stamp identifies a version of a file without reading it.
+// stamp identifies a version of a plugin file and of the signatures beside
+// it without reading them (stampOf).
 type stamp struct {
 	size  int64
 	mtime time.Time
+	sigs  [2]fileStamp // .minisig, .sigstore.json
 }
 
 // loaded is one version of a plugin: its compiled module and, unless it is
@@ -157,6 +165,7 @@ type loaded struct {
 	module   Module
 	manifest *abi.Manifest
 	settings config.Plugin
+	signer   string   // the trusted publisher whose signature was checked, "" when no policy applies
 	plugin   *tracked // nil when disabled
 	since    time.Time
 	err      error // why instantiating it failed, during a settlement
@@ -250,10 +259,11 @@ func (r *Registry) NotReady() error {
 // applies them: plugins whose settings changed are re-instantiated from
 // their compiled module, without recompiling.
 func (r *Registry) UpdateConfig(cfg *config.Config) {
-	r.cfg.Store(cfg)
+	old := r.cfg.Swap(cfg)
+	recheck := config.TrustChanged(old, cfg) // every signature again, under the new policy
 	r.mu.Lock()
 	for _, f := range r.files {
-		if f.failure != nil || f.skipped != "" {
+		if recheck || f.failure != nil || f.skipped != "" {
 			f.seen = stamp{} // retry: the new settings may fix or enable it
 		}
 	}
@@ -366,12 +376,18 @@ func (r *Registry) await(ctx context.Context, jobs []*compileJob) (pending bool,
 	}
 }
 
-func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) {
-	start := time.Now()
-	r.scanErrs = nil
+// dirFiles returns the plugin files of the directory, none when there is
+// no directory or a lock names the set (cfg.Plugins.Lock: the directory is
+// not consulted). It returns nil, nil when the directory is gone while
+// plugins from it serve: nothing changes until it is back.
+func (r *Registry) dirFiles(cfg *config.Config) (map[string]stamp, error) {
+	present := map[string]stamp{}
+	if r.opts.Dir == "" || cfg.Plugins.Lock != "" {
+		return present, nil
+	}
 	entries, err := os.ReadDir(r.opts.Dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, nil, fmt.Errorf("registry: %w", err)
+		return nil, fmt.Errorf("registry: %w", err)
 	}
 	if err != nil {
 		// A directory removed as a whole is an accident (or a deploy
@@ -379,11 +395,10 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		// last good set until it is back. An empty directory serves none.
 		if n := len(r.serving); n > 0 {
 			r.log.Warn("plugin directory is gone; the plugins loaded from it keep serving until it is back", "dir", r.opts.Dir, "plugins", n)
-			return false, nil, nil
+			return nil, nil
 		}
 		r.log.Warn("plugin directory does not exist; serving no plugins", "dir", r.opts.Dir)
 	}
-	present := map[string]stamp{}
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, ".wasm") || strings.HasPrefix(name, ".") {
@@ -394,10 +409,30 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		present[path] = stamp{fi.Size(), fi.ModTime()}
+		present[path] = stampOf(path, fi)
+	}
+	return present, nil
+}
+
+func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) {
+	start := time.Now()
+	r.scanErrs = nil
+	cfg := r.cfg.Load()
+	present, err := r.dirFiles(cfg)
+	if err != nil || present == nil {
+		return false, nil, err
+	}
+	// Plugins bound to a source (host/oci resolved them to files of its
+	// store) are served from there, through the same binding and checks.
+	for _, p := range cfg.Plugin {
+		if p.Source == "" || p.File == "" {
+			continue
+		}
+		if fi, err := os.Stat(p.File); err == nil && fi.Mode().IsRegular() {
+			present[p.File] = stampOf(p.File, fi)
+		}
 	}
 
-	cfg := r.cfg.Load()
 	pending := false
 	var todo []string
 	for path, st := range present {
@@ -472,7 +507,7 @@ func (r *Registry) version(path string) *loaded {
 
 func (r *Registry) unchanged(path string, st stamp) bool {
 	fi, err := os.Stat(path)
-	return err == nil && (stamp{fi.Size(), fi.ModTime()}) == st
+	return err == nil && stampOf(path, fi) == st
 }
 
 func (r *Registry) fail(f *file, st stamp, err error) {
@@ -489,8 +524,8 @@ func (r *Registry) fail(f *file, st stamp, err error) {
 func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh map[string]*loaded, start time.Time, boundOnly bool) {
 	cands := map[string]*loaded{}
 	for path, f := range r.files {
-		if f.skipped != "" {
-			continue
+		if f.skipped != "" || refusedByTrust(f.failure) {
+			continue // a refused signature serves no version of the file
 		}
 		if l := fresh[path]; l != nil {
 			cands[path] = l
@@ -819,10 +854,14 @@ func (r *Registry) report(tried bool, start time.Time) {
 // Run loads the directory, then watches it until ctx is done. It returns
 // an error only if the directory cannot be watched at all.
 func (r *Registry) Run(ctx context.Context) error {
-	w, werr := newWatcher(r.opts.Dir)
+	var w *watcher
+	var werr error
+	if r.opts.Dir != "" {
+		w, werr = newWatcher(r.opts.Dir)
+	}
 	if werr != nil {
 		r.log.Warn("cannot watch the plugin directory; relying on periodic rescans", "dir", r.opts.Dir, "err", werr)
-	} else {
+	} else if w != nil {
 		defer w.Close()
 	}
 	var events <-chan struct{}

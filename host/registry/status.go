@@ -32,8 +32,9 @@ const (
 	StateDisabled = "disabled" // loaded, but disabled by configuration
 	StateFailed   = "failed"   // the current content failed to load
 	// StateRefused: the file loads but may not serve, because the
-	// configuration binds its plugin name to another file, or because of
-	// a claim conflict settled against it (Error says which).
+	// configuration binds its plugin name to another file, because its
+	// signature does not satisfy the trust policy, or because of a claim
+	// conflict settled against it (Error says which).
 	StateRefused = "refused"
 	StatePending = "pending" // the file is changing; not loaded yet
 )
@@ -50,6 +51,9 @@ type FileStatus struct {
 	Version string    `json:"version,omitempty"`
 	Digest  string    `json:"digest,omitempty"`
 	Since   time.Time `json:"since,omitzero"`
+	// Signer is the trusted publisher whose signature the serving version
+	// carries, "" when no trust policy applies to it.
+	Signer string `json:"signer,omitempty"`
 	// Binding is how the configuration binds the file's plugin:
 	// "file", "sha256", "file+sha256", or "" when unbound.
 	Binding string `json:"binding,omitempty"`
@@ -82,7 +86,7 @@ func (r *Registry) Status() Status {
 	for path, f := range r.files {
 		fs := FileStatus{Path: path}
 		describe := func(l *loaded) {
-			fs.Plugin, fs.Version, fs.Digest, fs.Since = l.manifest.Name, l.manifest.Version, l.digest, l.since
+			fs.Plugin, fs.Version, fs.Digest, fs.Since, fs.Signer = l.manifest.Name, l.manifest.Version, l.digest, l.since, l.signer
 		}
 		if l := r.serving[path]; l != nil {
 			describe(l)
@@ -95,7 +99,7 @@ func (r *Registry) Status() Status {
 		}
 		var ce *ConflictError
 		switch {
-		case f.failure != nil && errors.Is(f.failure, config.ErrNotBound):
+		case f.failure != nil && (errors.Is(f.failure, config.ErrNotBound) || refusedByTrust(f.failure)):
 			fs.State, fs.Error = StateRefused, f.failure.Error()
 		case f.failure != nil:
 			fs.State, fs.Error = StateFailed, f.failure.Error()

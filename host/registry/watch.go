@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/corral-mcp/corral/host/trust"
 )
 
 // watcher turns fsnotify events about *.wasm files in one directory into
@@ -59,7 +61,7 @@ func (w *watcher) loop() {
 				if ev.Has(fsnotify.Create) {
 					_ = w.fw.Add(w.dir)
 				}
-			case filepath.Dir(name) != w.dir || !strings.HasSuffix(filepath.Base(name), ".wasm"):
+			case filepath.Dir(name) != w.dir || !pluginOrSignature(filepath.Base(name)):
 				continue // a neighbour of the directory, or not a plugin
 			}
 			w.wake()
@@ -85,4 +87,11 @@ func (w *watcher) Close() error {
 	err := w.fw.Close()
 	<-w.done
 	return err
+}
+
+// pluginOrSignature reports whether a file name is a plugin's or that of
+// a signature beside one (trust.MinisigSuffix, trust.BundleSuffix).
+func pluginOrSignature(name string) bool {
+	name = strings.TrimSuffix(strings.TrimSuffix(name, trust.MinisigSuffix), trust.BundleSuffix)
+	return strings.HasSuffix(name, ".wasm")
 }
