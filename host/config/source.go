@@ -21,10 +21,6 @@ type OCI struct {
 	PlainHTTP []string `koanf:"plainHttp"`
 }
 
-// Sourced reports whether c serves plugins from anywhere: a directory, a
-// source (plugin.<name>.source) or a lock.
-func (c *Config) Sourced() bool { return c.Plugins.Dir != "" || c.HasSources() }
-
 // HasSources reports whether c names a lock or a plugin source.
 func (c *Config) HasSources() bool {
 	if c.Plugins.Lock != "" {
