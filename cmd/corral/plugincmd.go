@@ -98,6 +98,12 @@ func inspect(ctx context.Context, path string, data []byte) (*abi.Manifest, erro
 	if err != nil {
 		return nil, err
 	}
+	return inspectWith(ctx, cfg, path, data)
+}
+
+// inspectWith is inspect with the compilation cache, engine and compile
+// limits of cfg.
+func inspectWith(ctx context.Context, cfg *config.Config, path string, data []byte) (*abi.Manifest, error) {
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cfg.Plugins.CacheDir, Engine: cfg.Plugins.Engine,
 		Compile: registry.CompileLimits(cfg.Plugins.Compile)})
 	if err != nil {

@@ -14,9 +14,9 @@ import (
 // publishTimeout bounds reaching NATS and storing the file.
 const publishTimeout = 30 * time.Second
 
-// clusterConn loads the configuration (cluster.nats and the credentials)
-// and connects to the cluster's NATS, or says why not.
-func clusterConn(ctx context.Context, e *env, file string) (*cluster.Conn, bool) {
+// clusterConfig loads the configuration that names the cluster
+// (cluster.nats and the credentials), or says why it cannot.
+func clusterConfig(e *env, file string) (*config.Config, bool) {
 	cfg, err := config.Load(config.Source{File: file})
 	if err != nil {
 		printErrors(e, err)
@@ -26,6 +26,11 @@ func clusterConn(ctx context.Context, e *env, file string) (*cluster.Conn, bool)
 		fmt.Fprintln(e.stderr, "corral: no cluster: set cluster.nats (in --config FILE, or CORRAL_CLUSTER_NATS)")
 		return nil, false
 	}
+	return cfg, true
+}
+
+// clusterConn connects to the cluster's NATS, or says why it cannot.
+func clusterConn(ctx context.Context, e *env, cfg *config.Config) (*cluster.Conn, bool) {
 	c := cluster.NewConn(cluster.Options{Cluster: cfg.Cluster, Logger: slog.New(slog.DiscardHandler)})
 	if err := c.Connect(); err != nil {
 		fmt.Fprintf(e.stderr, "corral: %v\n", err)
@@ -58,14 +63,18 @@ is run in the sandbox to read.`)
 		fmt.Fprintf(e.stderr, "corral: %v\n", err)
 		return exitFail
 	}
+	cfg, ok := clusterConfig(e, *cfgFile)
+	if !ok {
+		return exitFail
+	}
 	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	m, err := inspect(ctx, pos[0], data)
+	m, err := inspectWith(ctx, cfg, pos[0], data)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "corral: %s: %v\n", pos[0], err)
 		return exitFail
 	}
-	c, ok := clusterConn(ctx, e, *cfgFile)
+	c, ok := clusterConn(ctx, e, cfg)
 	if !ok {
 		return exitFail
 	}
@@ -90,9 +99,13 @@ bucket stops serving it.`)
 	if len(pos) != 1 {
 		return usageErr(e, fs, "want exactly one plugin NAME")
 	}
+	cfg, ok := clusterConfig(e, *cfgFile)
+	if !ok {
+		return exitFail
+	}
 	ctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	c, ok := clusterConn(ctx, e, *cfgFile)
+	c, ok := clusterConn(ctx, e, cfg)
 	if !ok {
 		return exitFail
 	}
