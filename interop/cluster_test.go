@@ -358,8 +358,10 @@ func modernHeaders(method, name string) []string {
 // TestClusterSession2025: one 2025-11-25 session with every request on
 // the next replica (issue 14 item 5): initialize, initialized, a
 // logging/setLevel, an input_required round trip whose elicitation/create
-// comes from one replica and whose answer goes to another, then a DELETE
-// on a third, after which no replica knows the session.
+// comes from one replica and whose answer goes to another, a GET stream on
+// one replica hearing an update subscribed through a second and caused on
+// a third, then a DELETE, after which no replica knows the session and
+// the GET stream has ended.
 func TestClusterSession2025(t *testing.T) {
 	c := ownCluster(t)
 	r := func(i int) string { return c.replicas[i%3].url }
@@ -399,11 +401,43 @@ func TestClusterSession2025(t *testing.T) {
 		t.Fatalf("tools/call on r2 after the answer on r3: %s %+v %v", final.Result, final.Error, err)
 	}
 
-	del, _ := http.NewRequest(http.MethodDelete, r(6)+"/mcp", nil)
+	// The session's GET stream on r1 hears the update of a resource the
+	// session subscribed to through r2, caused by a tool call on r3: the
+	// subscription reaches r1 through the session store, the event
+	// through the bus.
+	greq, _ := http.NewRequest(http.MethodGet, r(0)+"/mcp", nil)
+	greq.Header.Set("Accept", "text/event-stream")
+	greq.Header.Set("Mcp-Session-Id", w.sid)
+	get, err := http.DefaultClient.Do(greq)
+	if err != nil || get.StatusCode != http.StatusOK {
+		t.Fatalf("GET stream on r1: %v %v", get, err)
+	}
+	defer get.Body.Close()
+	if m := w.call(r(1), `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"bfx000://doc"}}`); m.Error != nil {
+		t.Fatalf("subscribe on r2: %+v", m.Error)
+	}
+	stream := &listener{backend: -1, got: make(chan wireMsg, 64)}
+	go func() {
+		defer close(stream.got)
+		events := bufio.NewReader(get.Body)
+		for {
+			m, err := nextMessage(events)
+			if err != nil {
+				return
+			}
+			stream.got <- m
+		}
+	}()
+	modern := &wire{t: t}
+	stream.expect(t, "notifications/resources/updated", 20*time.Second, func() {
+		modern.call(r(2), `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{`+modernMeta+`,"name":"touch"}}`, modernHeaders("tools/call", "touch")...)
+	})
+
+	del, _ := http.NewRequest(http.MethodDelete, r(7)+"/mcp", nil)
 	del.Header.Set("Mcp-Session-Id", w.sid)
 	dresp, err := http.DefaultClient.Do(del)
 	if err != nil || dresp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE on r1: %v %v", dresp, err)
+		t.Fatalf("DELETE on r2: %v %v", dresp, err)
 	}
 	dresp.Body.Close()
 	for i := range 3 {
@@ -413,6 +447,7 @@ func TestClusterSession2025(t *testing.T) {
 			t.Errorf("r%d after the DELETE: %d, want 404", i+1, resp.StatusCode)
 		}
 	}
+	stream.ended(t, 10*time.Second) // r1's GET stream, the session deleted through r2
 }
 
 // TestClusterListing: a listing started on one replica is finished on
