@@ -58,23 +58,29 @@ func TestJudge(t *testing.T) {
 			if _, err := os.Stat(wasm); err != nil {
 				t.Fatalf("%s: %v (make examples builds them)", envJudgeWasm, err)
 			}
-			j := newJudge(t, wasm)
-			for _, era := range eras {
-				t.Run(era+"/stateless", func(t *testing.T) { j.stateless(t, j.connect(t, era)) })
-			}
-			cs := j.connect(t, era2025)
-			t.Run("counter", func(t *testing.T) { cs = j.counter(t, cs) })
-			t.Run(era2026+"/notify", func(t *testing.T) {
-				cs := j.connect(t, era2026)
-				j.hear(t, cs, func() {
-					if text, isErr := callText(t, cs, "increment", map[string]any{}, nil); isErr || !strings.HasPrefix(text, "count: ") {
-						t.Fatalf("increment = %q (isError %v), want count: N", text, isErr)
-					}
-				})
-			})
-			t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
+			judgeWasm(t, wasm)
 		})
 	}
+}
+
+// judgeWasm serves wasm and runs every check of the judge on it, each as a
+// subtest. TestScaffold judges scaffolded projects with it too.
+func judgeWasm(t *testing.T, wasm string) {
+	j := newJudge(t, wasm)
+	for _, era := range eras {
+		t.Run(era+"/stateless", func(t *testing.T) { j.stateless(t, j.connect(t, era)) })
+	}
+	cs := j.connect(t, era2025)
+	t.Run("counter", func(t *testing.T) { cs = j.counter(t, cs) })
+	t.Run(era2026+"/notify", func(t *testing.T) {
+		cs := j.connect(t, era2026)
+		j.hear(t, cs, func() {
+			if text, isErr := callText(t, cs, "increment", map[string]any{}, nil); isErr || !strings.HasPrefix(text, "count: ") {
+				t.Fatalf("increment = %q (isError %v), want count: N", text, isErr)
+			}
+		})
+	})
+	t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
 }
 
 // judge is one example provider served by corral, and what its client heard.

@@ -111,13 +111,7 @@ func TestScaffold(t *testing.T) {
 			if out, err := check.CombinedOutput(); err != nil {
 				t.Fatalf("corral plugin check: %v\n%s", err, out)
 			}
-			j := newJudge(t, wasm)
-			for _, era := range eras {
-				t.Run(era+"/stateless", func(t *testing.T) { j.stateless(t, j.connect(t, era)) })
-			}
-			cs := j.connect(t, era2025)
-			t.Run("counter", func(t *testing.T) { j.counter(t, cs) })
-			t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
+			judgeWasm(t, wasm)
 		})
 	}
 	t.Run("renamed", func(t *testing.T) {
