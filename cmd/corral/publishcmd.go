@@ -9,6 +9,7 @@ import (
 
 	"github.com/corral-mcp/corral/host/cluster"
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/trust"
 )
 
 // publishTimeout bounds reaching NATS and storing the file.
@@ -49,7 +50,9 @@ func runPublish(ctx context.Context, e *env, args []string) int {
 		`Add a plugin to the cluster's plugin bucket (cluster.nats, cluster.name), or
 replace the version there: every replica serving the bucket (cluster.plugins)
 loads it. The object is named after the plugin's manifest name, which the file
-is run in the sandbox to read.`)
+is run in the sandbox to read. The signatures beside the file (FILE.wasm.minisig,
+FILE.wasm.sigstore.json) are published with it, for replicas with a trust
+policy (docs/distribution.md).`)
 	cfgFile := fs.String("config", "", "configuration `FILE` naming the cluster (cluster.*)")
 	pos, code, ok := parse(e, fs, args)
 	if !ok {
@@ -79,11 +82,31 @@ is run in the sandbox to read.`)
 		return exitFail
 	}
 	defer c.Stop(context.Background())
+	// The signatures beside the file travel with it, first.
+	sigs, err := trust.ReadSiblings(pos[0])
+	if err != nil {
+		fmt.Fprintf(e.stderr, "corral: %v\n", err)
+		return exitFail
+	}
+	bySuffix := map[string][]byte{}
+	if sigs.Minisig != nil {
+		bySuffix[trust.MinisigSuffix] = sigs.Minisig
+	}
+	if sigs.Bundle != nil {
+		bySuffix[trust.BundleSuffix] = sigs.Bundle
+	}
+	if err := c.PublishSignatures(ctx, m.Name, bySuffix); err != nil {
+		fmt.Fprintf(e.stderr, "corral: %v\n", err)
+		return exitFail
+	}
 	if err := c.Publish(ctx, m.Name, data); err != nil {
 		fmt.Fprintf(e.stderr, "corral: %v\n", err)
 		return exitFail
 	}
 	fmt.Fprintf(e.stdout, "published %s %s (sha256 %s) to the cluster's plugin bucket\n", m.Name, m.Version, digestOf(data))
+	if len(bySuffix) > 0 {
+		fmt.Fprintf(e.stdout, "published its signatures beside it (%d)\n", len(bySuffix))
+	}
 	return exitOK
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/corral-mcp/corral/host/trust"
 )
 
 // The cluster's plugin bucket: a JetStream Object Store holding one object
@@ -30,6 +32,11 @@ var pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // objectName is plugin name's object in the bucket.
 func objectName(name string) string { return name + ".wasm" }
+
+// signatureSuffixes name the signature objects beside a plugin's
+// ("<name>.wasm.minisig", "<name>.wasm.sigstore.json"), mirrored beside its
+// file where host/registry's trust check reads them.
+var signatureSuffixes = []string{trust.MinisigSuffix, trust.BundleSuffix}
 
 // pluginBucket opens (creating it if needed) the cluster's plugin bucket.
 func (c *Conn) pluginBucket(ctx context.Context) (jetstream.ObjectStore, error) {
@@ -74,6 +81,33 @@ func (c *Conn) Publish(ctx context.Context, name string, data []byte) error {
 	return nil
 }
 
+// PublishSignatures sets the signatures of plugin name in the bucket, by
+// suffix (trust.MinisigSuffix, trust.BundleSuffix): a suffix absent from
+// sigs removes that signature. Publish them before the module, so that a
+// replica loads the new module with its signature.
+func (c *Conn) PublishSignatures(ctx context.Context, name string, sigs map[string][]byte) error {
+	if !pluginName.MatchString(name) {
+		return fmt.Errorf("cluster: publish: %q is not a plugin name", name)
+	}
+	b, err := c.pluginBucket(ctx)
+	if err != nil {
+		return err
+	}
+	for _, suffix := range signatureSuffixes {
+		obj := objectName(name) + suffix
+		if sig, ok := sigs[suffix]; ok {
+			if _, err := b.PutBytes(ctx, obj, sig); err != nil {
+				return fmt.Errorf("cluster: publish %s: %w", obj, err)
+			}
+			continue
+		}
+		if err := b.Delete(ctx, obj); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return fmt.Errorf("cluster: publish %s: %w", obj, err)
+		}
+	}
+	return nil
+}
+
 // ErrNotPublished: Unpublish of a plugin the bucket does not hold.
 var ErrNotPublished = errors.New("not published")
 
@@ -92,6 +126,11 @@ func (c *Conn) Unpublish(ctx context.Context, name string) error {
 	}
 	if err := b.Delete(ctx, objectName(name)); err != nil {
 		return fmt.Errorf("cluster: unpublish %s: %w", name, err)
+	}
+	for _, suffix := range signatureSuffixes {
+		if err := b.Delete(ctx, objectName(name)+suffix); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return fmt.Errorf("cluster: unpublish %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -219,9 +258,13 @@ func (m *Mirror) watch(ctx context.Context, reconnected <-chan struct{}) error {
 }
 
 // fileName is the mirror's file for object name, or "" for a name that
-// is not one (the bucket holds only "<plugin>.wasm").
+// is not one (the bucket holds only "<plugin>.wasm" and its signatures).
 func fileName(object string) string {
-	n, ok := strings.CutSuffix(object, ".wasm")
+	base := object
+	for _, suffix := range signatureSuffixes {
+		base = strings.TrimSuffix(base, suffix)
+	}
+	n, ok := strings.CutSuffix(base, ".wasm")
 	if !ok || !pluginName.MatchString(n) {
 		return ""
 	}
@@ -232,7 +275,7 @@ func fileName(object string) string {
 func (m *Mirror) apply(ctx context.Context, b jetstream.ObjectStore, info *jetstream.ObjectInfo) error {
 	f := fileName(info.Name)
 	if f == "" {
-		return errors.New("not a plugin object (<name>.wasm); ignored")
+		return errors.New("not a plugin object (<name>.wasm, or its .minisig or .sigstore.json); ignored")
 	}
 	path := filepath.Join(m.dir, f)
 	if info.Deleted {

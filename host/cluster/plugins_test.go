@@ -128,3 +128,34 @@ func TestMirrorJoinsLater(t *testing.T) {
 		t.Errorf("after NATS came up: %q", got)
 	}
 }
+
+// TestMirrorSignatures: a plugin's signatures are published and mirrored
+// beside its file, replaced or removed with it, so a replica's trust
+// policy checks a published plugin like a directory drop.
+func TestMirrorSignatures(t *testing.T) {
+	n := startServer(t)
+	pub := startConn(t, n.url(), "cli")
+	a := startConn(t, n.url(), "a")
+	eventually(t, "connected", func() bool { return pub.Status().Connected && a.Status().Connected })
+	dir := t.TempDir()
+	startMirror(t, a, dir)
+	publish := func(module string, sigs map[string][]byte) {
+		t.Helper()
+		if err := pub.PublishSignatures(t.Context(), "alpha", sigs); err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.Publish(t.Context(), "alpha", []byte(module)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("alpha v1", map[string][]byte{".minisig": []byte("sig v1"), ".sigstore.json": []byte("{}")})
+	want := map[string]string{"alpha.wasm": "alpha v1", "alpha.wasm.minisig": "sig v1", "alpha.wasm.sigstore.json": "{}"}
+	eventually(t, "signed alpha mirrored", func() bool { return maps.Equal(files(t, dir), want) })
+	publish("alpha v2", map[string][]byte{".minisig": []byte("sig v2")})
+	want = map[string]string{"alpha.wasm": "alpha v2", "alpha.wasm.minisig": "sig v2"}
+	eventually(t, "alpha v2 and its one signature mirrored", func() bool { return maps.Equal(files(t, dir), want) })
+	if err := pub.Unpublish(t.Context(), "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "alpha and its signature gone", func() bool { return len(files(t, dir)) == 0 })
+}
