@@ -21,6 +21,9 @@ const (
 	OutcomeOK     = "ok"     // answered with a result
 	OutcomeDenied = "denied" // the target exists but the policy hides it from the principal
 	OutcomeError  = "error"  // answered with an error (Code says which)
+	// OutcomeCancelled is a request the client cancelled (or whose
+	// connection went away) before its answer: it got none.
+	OutcomeCancelled = "cancelled"
 )
 
 // Record is one request. It holds names only: no argument, content or

@@ -29,7 +29,7 @@ func (s *Server) audited(req Request, m *Message, err *Error, cancelled bool, to
 	}
 	switch {
 	case cancelled:
-		rec.Outcome = "cancelled"
+		rec.Outcome = audit.OutcomeCancelled
 	case err != nil && !visible:
 		rec.Outcome, rec.Code = audit.OutcomeDenied, err.Code
 	case err != nil:
