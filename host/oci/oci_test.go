@@ -5,10 +5,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/oci"
@@ -57,9 +63,9 @@ func source(s string) config.Plugin {
 	return p
 }
 
-// TestPushPull: the Wasm artifact layout, pull by tag and by digest, the
-// signature as a referrer, through the referrers API and through oras's
-// tag-schema fallback.
+// TestPushPull: the Wasm artifact layout, pull by tag and by digest, a
+// minisign signature and a Sigstore bundle as referrers, through the
+// referrers API and through oras's tag-schema fallback.
 func TestPushPull(t *testing.T) {
 	key := trusttest.NewMinisign(t)
 	for _, referrers := range []bool{true, false} {
@@ -67,7 +73,8 @@ func TestPushPull(t *testing.T) {
 		c := &oci.Client{}
 		data := module("v1")
 		sig := key.Sign(data)
-		d, err := c.Push(ctx, ref(t, reg, "corral/p:v1"), data, trust.Signatures{Minisig: sig})
+		bundle := trusttest.NewSigstoreKey(t).Bundle(t, data)
+		d, err := c.Push(ctx, ref(t, reg, "corral/p:v1"), data, trust.Signatures{Minisig: sig, Bundle: bundle})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +83,7 @@ func TestPushPull(t *testing.T) {
 			if err != nil {
 				t.Fatalf("referrers %v: pull %s: %v", referrers, r, err)
 			}
-			if a.Manifest != d || !bytes.Equal(a.Module, data) || !bytes.Equal(a.Signatures.Minisig, sig) || a.Signatures.Bundle != nil {
+			if a.Manifest != d || !bytes.Equal(a.Module, data) || !bytes.Equal(a.Signatures.Minisig, sig) || !bytes.Equal(a.Signatures.Bundle, bundle) {
 				t.Errorf("referrers %v: pull %s = %s, %q, sig %q; want the pushed artifact and signature", referrers, r, a.Manifest, a.Module, a.Signatures.Minisig)
 			}
 		}
@@ -256,8 +263,37 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
-// TestLayout: an artifact that is not a Wasm plugin is refused.
-func TestLayout(t *testing.T) {
+// TestNotAWasmArtifact: an image that is not the Wasm artifact layout (a
+// container image's config) is refused.
+func TestNotAWasmArtifact(t *testing.T) {
+	reg := ocitest.New(t, ocitest.Options{})
+	repo, err := remote.NewRepository(reg.Host + "/corral/image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	layer := module("v1")
+	ld := content.NewDescriptorFromBytes(oci.LayerMediaType, layer)
+	cfg := []byte(`{"architecture":"amd64","os":"linux"}`)
+	cd := content.NewDescriptorFromBytes(ocispec.MediaTypeImageConfig, cfg)
+	for d, b := range map[*ocispec.Descriptor][]byte{&ld: layer, &cd: cfg} {
+		if err := repo.Push(ctx, *d, bytes.NewReader(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	man, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cd, Layers: []ocispec.Descriptor{ld}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&oci.Client{}).Pull(ctx, ref(t, reg, "corral/image@"+man.Digest.String()))
+	if !errors.Is(err, oci.ErrLayout) || !strings.Contains(err.Error(), "config media type") {
+		t.Errorf("pull of a container image: %v, want refused for its layout", err)
+	}
+}
+
+// TestParseSource: sources that name no tag or digest, or another digest
+// than sha256, are refused.
+func TestParseSource(t *testing.T) {
 	for _, src := range []string{"oci://r/x", "oci://r", "oci://r/x@sha512:" + strings.Repeat("0", 128)} {
 		if _, err := oci.ParseSource(src); err == nil {
 			t.Errorf("ParseSource(%q) accepted", src)
