@@ -419,7 +419,7 @@ func (a *App) goRun(ctx context.Context, f func(context.Context) error) {
 func (a *App) listen(addr string, h http.Handler, fail func()) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return listenError(addr, err)
 	}
 	scheme := "http"
 	if a.tls != nil {

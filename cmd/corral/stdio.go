@@ -1,6 +1,12 @@
 package main
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/corral-mcp/corral/host/config"
+)
 
 // stdioOnly turns the command line's flag values into those of
 // `serve --stdio`: the listeners the configuration file or the environment
@@ -20,4 +26,15 @@ func stdioOnly(flags map[string]any) error {
 		flags["admin.addr"] = ""
 	}
 	return nil
+}
+
+// listenError says why a listener could not open and what to do; an
+// address in use adds the form for a client that launches corral itself,
+// which needs no port at all.
+func listenError(addr string, err error) error {
+	hint := config.BindProblem(addr, err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		hint += "; a client that launches corral itself (Claude Desktop, VS Code, the Inspector) wants `corral serve --stdio`"
+	}
+	return fmt.Errorf("listen: %s (%w)", hint, err)
 }

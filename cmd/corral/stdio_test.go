@@ -122,3 +122,20 @@ func TestServeStdioIgnoresConfiguredListeners(t *testing.T) {
 		t.Errorf("tried to listen: %s", stderr.String())
 	}
 }
+
+// TestListenInUseSaysWhatToDo: serve on a port already taken fails with
+// the address, what to do, and the --stdio form, not only the bare
+// "bind: address already in use".
+func TestListenInUseSaysWhatToDo(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := taken.Addr().String()
+	code, _, stderr := runCLI(t, "", "serve", "--http", addr, "--log-level", "error")
+	want := "corral: listen: " + addr + " is in use (another corral, or `make run`?): stop it or choose another port; a client that launches corral itself (Claude Desktop, VS Code, the Inspector) wants `corral serve --stdio` (listen tcp " + addr + ": bind: address already in use)"
+	if code != exitFail || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, stderr, want)
+	}
+}

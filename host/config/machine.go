@@ -58,7 +58,7 @@ func (c *Config) MachineProblems() []error {
 		}
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			errs = append(errs, c.Errorf(l.key, "%s", bindProblem(l.addr, err)))
+			errs = append(errs, c.Errorf(l.key, "%s", BindProblem(l.addr, err)))
 			continue
 		}
 		ln.Close()
@@ -67,8 +67,9 @@ func (c *Config) MachineProblems() []error {
 	return errs
 }
 
-// bindProblem says why addr cannot be bound and what to do.
-func bindProblem(addr string, err error) string {
+// BindProblem says why addr cannot be bound (err from net.Listen) and
+// what to do about it.
+func BindProblem(addr string, err error) string {
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
 		return fmt.Sprintf("%s is in use (another corral, or `make run`?): stop it or choose another port", addr)
