@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster bench-cluster
+.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster bench-cluster cluster-parts
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
@@ -201,20 +201,28 @@ conformance: build plugins peers
 # module (interop/install-nats.sh), three replicas behind bin/corral-rr;
 # the HTTP clients of interop/ and the official conformance suite through
 # the proxy, then the cluster's own tests (interop/cluster_test.go).
-test-cluster: build plugins peers
+test-cluster: cluster-parts peers
+	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^(TestGoSDK|TestMcpGo|TestTSClient|TestGoSDKInputBridge2025|TestCluster.*)$$' .
+
+# What the cluster tests and benchmarks run besides bin/corral: a NATS
+# server built from its module, the round-robin proxy, two fixtures.
+cluster-parts: build plugins
 	bash interop/install-nats.sh >/dev/null
 	$(GO) build -trimpath -o bin/corral-rr ./cmd/corral-rr
 	@mkdir -p build/cluster
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/bfx000.wasm ./bench/fixture
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o ../build/cluster/kvstore.wasm ./testing/kvstore
-	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^(TestGoSDK|TestMcpGo|TestTSClient|TestGoSDKInputBridge2025|TestCluster.*)$$' .
 
-# The cluster's benchmarks on a NATS server in the test process (about 15 s
-# with the build): kv get/set on JetStream against the local stores,
-# notification latency to 1,000 listeners on three replicas against one, the
-# session store. See docs/cluster.md.
-bench-cluster:
+# The cluster's benchmarks (docs/cluster.md; about 3 min with the builds):
+# on a NATS server in the test process, kv get/set on JetStream against the
+# local stores, notification fan-out to 1,000 listeners at the hub and the
+# session store; then on the wire, with real processes, 1,000 listen
+# streams over three replicas against one process, and reads through
+# bin/corral-rr in front of one replica and of three.
+bench-cluster: cluster-parts
 	$(GO) test -run '^$$' -bench 'KV|CrossReplica|SessionGet' -benchtime 200x ./host/cluster
+	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterNotify' -benchtime 20x .
+	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterThroughput' -benchtime 3000x .
 
 bench: build plugins build-wasmtime examples
 	bash interop/bench.sh
