@@ -114,6 +114,10 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	a.cfg.Store(cfg)
 
 	a.metrics = metrics.New(metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit})
+	if cfg.Trace.Exporter != "" {
+		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version})
+		a.log.Info("tracing", "exporter", cfg.Trace.Exporter, "endpoint", cfg.Trace.Endpoint, "sampleRatio", cfg.Trace.SampleRatio, "names", cfg.Trace.Names)
+	}
 	// The notification hub: plugin notify calls, plugin-set swaps and file
 	// watchers in; listen streams and sessions out. A resource update
 	// reaches only those the policy lets see the resource.
@@ -293,7 +297,7 @@ func (a *App) provision(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log,
+	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log, TraceNames: cfg.Trace.Names,
 		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord}
 
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:

@@ -98,7 +98,7 @@ func TestExitCodesAndHelp(t *testing.T) {
 	}
 }
 
-func builtPlugins(t *testing.T, names ...string) {
+func builtPlugins(t testing.TB, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		if _, err := os.Stat(filepath.Join(repoRoot, "build", "plugins", n+".wasm")); err != nil {
@@ -143,7 +143,7 @@ var (
 )
 
 // corralBinary builds cmd/corral once per test run.
-func corralBinary(t *testing.T) string {
+func corralBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "corral-bin")
@@ -163,7 +163,7 @@ func corralBinary(t *testing.T) string {
 	return binPath
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

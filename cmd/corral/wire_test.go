@@ -42,14 +42,14 @@ func wireAuth() string {
 
 // startWire serves the named bundled plugins (conformance, issues) with
 // extra appended to the configuration, and waits until corral is ready.
-func startWire(t *testing.T, extra string, plugins ...string) *wireServer {
+func startWire(t testing.TB, extra string, plugins ...string) *wireServer {
 	t.Helper()
 	return startWireEnv(t, nil, extra, plugins...)
 }
 
 // startWireEnv is startWire with CORRAL_* variables added to corral's
 // environment.
-func startWireEnv(t *testing.T, env []string, extra string, plugins ...string) *wireServer {
+func startWireEnv(t testing.TB, env []string, extra string, plugins ...string) *wireServer {
 	t.Helper()
 	builtPlugins(t, plugins...)
 	bin := corralBinary(t)
@@ -129,7 +129,7 @@ plugin:
 
 // post sends one JSON-RPC message to /mcp as principal (a key of
 // wireTokens, or "" for none) with the given extra headers.
-func (s *wireServer) post(t *testing.T, principal, body string, headers map[string]string) *http.Response {
+func (s *wireServer) post(t testing.TB, principal, body string, headers map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
 	if err != nil {
@@ -158,7 +158,7 @@ type wireAnswer struct {
 	Body   string
 }
 
-func answerOf(t *testing.T, resp *http.Response) wireAnswer {
+func answerOf(t testing.TB, resp *http.Response) wireAnswer {
 	t.Helper()
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)

@@ -13,3 +13,9 @@
 // The package knows MCP's data shapes but nothing of JSON-RPC or Wasm; see
 // docs/architecture.md.
 package catalog
+
+import "github.com/corral-mcp/corral/host/trace"
+
+// tracer starts the catalog's spans: one per operation, naming the
+// plugin it routed to.
+var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/catalog")

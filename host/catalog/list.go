@@ -28,6 +28,8 @@ import (
 // another list or from a replaced Set is KindInvalidParams, telling the
 // client to restart the listing.
 func (s *Set) List(ctx context.Context, r Request, kind ListKind, cursor string) (*Page, error) {
+	ctx, span := tracer.Start(ctx, "catalog.list")
+	defer span.End()
 	if kind < ListResources || kind > ListTools {
 		return nil, invalidParams("unknown list")
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
+	"github.com/corral-mcp/corral/host/trace"
 	"github.com/yosida95/uritemplate/v3"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // MaxCompletionValues is MCP's cap on completion values.
@@ -22,6 +24,8 @@ const MaxCompletionValues = 100
 // contents it returns. A URI nobody owns, or that the owner does not have,
 // is KindResourceNotFound; it never yields empty contents.
 func (s *Set) ReadResource(ctx context.Context, r Request, uri string) (*ReadResult, error) {
+	ctx, span := tracer.Start(ctx, "catalog.read")
+	defer span.End()
 	p := r.Principal
 	scheme, err := ValidateURI(uri)
 	if err != nil {
@@ -102,6 +106,8 @@ func (s *Set) ReadResource(ctx context.Context, r Request, uri string) (*ReadRes
 // present, asks its owner, and validates the messages. The result is a
 // GetPromptResult object without resultType.
 func (s *Set) GetPrompt(ctx context.Context, r Request, name string, args map[string]string) (json.RawMessage, error) {
+	ctx, span := tracer.Start(ctx, "catalog.prompt")
+	defer span.End()
 	p := r.Principal
 	ref, ok := s.prompts[name]
 	if v := s.view(p); !ok || !v.Prompt(ref.owner.name, name) {
@@ -157,6 +163,8 @@ func (s *Set) GetPrompt(ctx context.Context, r Request, name string, args map[st
 // must be a JSON object or empty. Tool failures come back as results with
 // isError, not as errors.
 func (s *Set) CallTool(ctx context.Context, r Request, name string, args json.RawMessage) (json.RawMessage, error) {
+	ctx, span := tracer.Start(ctx, "catalog.tool")
+	defer span.End()
 	p := r.Principal
 	pr, ok := s.tools[name]
 	if v := s.view(p); !ok || !v.Tool(pr.name, name) {
@@ -198,6 +206,8 @@ func (s *Set) CallTool(ctx context.Context, r Request, name string, args json.Ra
 // did not declare completable gets no values. At most 100 values are
 // returned; total and hasMore stay honest when more exist.
 func (s *Set) Complete(ctx context.Context, r Request, ref abi.CompleteRef, arg abi.CompleteArgument, ctxArgs map[string]string) (*abi.Completion, error) {
+	ctx, span := tracer.Start(ctx, "catalog.complete")
+	defer span.End()
 	p := r.Principal
 	var (
 		pr       *provider
@@ -275,6 +285,9 @@ func notFound(uri string) *Error {
 // failure, or output the Set refuses (reported back to the provider).
 // uri is the URI the request named, if any.
 func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body []byte, uri string) ([]byte, *abi.InputRequired, error) {
+	if span := oteltrace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(trace.Plugin.String(pr.name))
+	}
 	c := Call{Op: op, Request: body, Principal: r.Principal, Sink: r.Sink}
 	if r.Input != nil {
 		c.Capabilities = r.Input.Capabilities

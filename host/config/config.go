@@ -38,6 +38,8 @@ type Config struct {
 	Plugin map[string]Plugin `koanf:"plugin"`
 	// Cluster joins this replica to a cluster of replicas through NATS.
 	Cluster Cluster `koanf:"cluster"`
+	// Trace exports OpenTelemetry traces; off by default.
+	Trace Trace `koanf:"trace"`
 
 	// origins says where each value came from, for Errorf; nil for a
 	// Config not made by Load.
@@ -335,6 +337,7 @@ func defaults() map[string]any {
 	authDefaults(m)
 	keysDefaults(m)
 	clusterDefaults(m)
+	traceDefaults(m)
 	return m
 }
 

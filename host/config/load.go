@@ -273,6 +273,7 @@ func init() {
 	schema = append(schema, authKeys...)
 	schema = append(schema, keysKeys...)
 	schema = append(schema, clusterKeys...)
+	schema = append(schema, traceKeys...)
 	listKeys["cluster.nats"] = true
 	for _, k := range authListKeys {
 		listKeys[k] = true

@@ -25,7 +25,7 @@ var (
 	paramsNames   = jsonread.NewNames("_meta", "cursor", "uri", "name", "arguments", "ref", "argument", "context", "level",
 		"protocolVersion", "capabilities", "requestId", "notifications", "inputResponses", "requestState")
 	metaNames = jsonread.NewNames("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
-		"io.modelcontextprotocol/logLevel", "progressToken")
+		"io.modelcontextprotocol/logLevel", "progressToken", "traceparent", "tracestate")
 	refNames      = jsonread.NewNames("type", "name", "uri")
 	argumentNames = jsonread.NewNames("name", "value")
 	contextNames  = jsonread.NewNames("arguments")
@@ -269,6 +269,10 @@ func (d reader) meta(mt *requestMeta) {
 			mt.LogLevel = d.optString("_meta.io.modelcontextprotocol/logLevel")
 		case 3:
 			mt.ProgressToken = d.Skip()
+		case 4:
+			mt.TraceParent = d.optString("_meta.traceparent")
+		case 5:
+			mt.TraceState = d.optString("_meta.tracestate")
 		default:
 			d.Skip()
 		}

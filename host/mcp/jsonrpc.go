@@ -124,6 +124,10 @@ type requestMeta struct {
 	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	LogLevel           *string         `json:"io.modelcontextprotocol/logLevel"`
 	ProgressToken      json.RawMessage `json:"progressToken"`
+	// TraceParent and TraceState are the client's W3C trace context
+	// (SEP-414); a trace links to it, never inherits from it.
+	TraceParent *string `json:"traceparent"`
+	TraceState  *string `json:"tracestate"`
 }
 
 // params is the union of every params member any method reads; one decode

@@ -57,6 +57,9 @@ type Options struct {
 	// unsolicited list_changed on a session's stream. Capabilities then
 	// advertise resources.subscribe and the listChanged flags.
 	Hub *notify.Hub
+	// TraceNames records resource URIs and prompt and tool names in the
+	// request spans (trace.names); off, spans name only the method.
+	TraceNames bool
 	// InputTimeout bounds how long a 2025-11-25 request waits for the
 	// client's answers to one round of server-to-client input requests
 	// (elicitation/create, sampling/createMessage, roots/list); default
@@ -156,8 +159,13 @@ func (s *Server) Serve(ctx context.Context, req Request, m *Message) (r Reply) {
 			r = Reply{Msg: EncodeError(m.ID, e), Err: e}
 		}
 	}()
+	ctx, span := s.startSpan(ctx, req, m)
+	defer span.End()
 	start := time.Now()
 	msg, err := s.dispatch(ctx, req, m)
+	if err != nil {
+		endSpanError(span, err)
+	}
 	if s.opts.Audit != nil {
 		s.audited(req, m, err, ctx.Err() != nil, time.Since(start))
 	}

@@ -5,7 +5,12 @@ import (
 	"log/slog"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/trace"
 )
+
+// tracer starts the plugin runtime's spans: the call, its wait for an
+// instance, the guest's run and each host call.
+var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/plugin")
 
 // Limits on arguments a guest passes to host functions that are not
 // covered by Limits.
@@ -29,20 +34,36 @@ func i32s(n int) []ValueType {
 func hostFuncs() []HostFunc {
 	ret := []ValueType{I32}
 	return []HostFunc{
+		// The result handoff is part of every call, not a host call of the
+		// guest's: untraced.
 		{abi.FuncSetResult, Signature{Params: i32s(2)}, hostSetResult},
 		{abi.FuncTake, Signature{Params: i32s(2), Results: ret}, hostTake},
-		{abi.FuncLog, Signature{Params: i32s(3), Results: ret}, hostLog},
-		{abi.FuncNotify, Signature{Params: i32s(3), Results: ret}, hostNotify},
-		{abi.FuncProgress, Signature{Params: []ValueType{F64, F64, I32, I32}, Results: ret}, hostProgress},
-		{abi.FuncKVGet, Signature{Params: i32s(2), Results: ret}, hostKVGet},
-		{abi.FuncKVSet, Signature{Params: i32s(4), Results: ret}, hostKVSet},
-		{abi.FuncKVDelete, Signature{Params: i32s(2), Results: ret}, hostKVDelete},
-		{abi.FuncFileRead, Signature{Params: i32s(2), Results: ret}, hostFileRead},
-		{abi.FuncFileStat, Signature{Params: i32s(2), Results: ret}, hostFileStat},
-		{abi.FuncFileList, Signature{Params: i32s(2), Results: ret}, hostFileList},
-		{abi.FuncFileRoots, Signature{Results: ret}, hostFileRoots},
-		{abi.FuncHTTP, Signature{Params: i32s(2), Results: ret}, hostHTTP},
-		{abi.FuncConfigGet, Signature{Params: i32s(2), Results: ret}, hostConfigGet},
+		{abi.FuncLog, Signature{Params: i32s(3), Results: ret}, traced(abi.FuncLog, hostLog)},
+		{abi.FuncNotify, Signature{Params: i32s(3), Results: ret}, traced(abi.FuncNotify, hostNotify)},
+		{abi.FuncProgress, Signature{Params: []ValueType{F64, F64, I32, I32}, Results: ret}, traced(abi.FuncProgress, hostProgress)},
+		{abi.FuncKVGet, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncKVGet, hostKVGet)},
+		{abi.FuncKVSet, Signature{Params: i32s(4), Results: ret}, traced(abi.FuncKVSet, hostKVSet)},
+		{abi.FuncKVDelete, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncKVDelete, hostKVDelete)},
+		{abi.FuncFileRead, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncFileRead, hostFileRead)},
+		{abi.FuncFileStat, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncFileStat, hostFileStat)},
+		{abi.FuncFileList, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncFileList, hostFileList)},
+		{abi.FuncFileRoots, Signature{Results: ret}, traced(abi.FuncFileRoots, hostFileRoots)},
+		{abi.FuncHTTP, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncHTTP, hostHTTP)},
+		{abi.FuncConfigGet, Signature{Params: i32s(2), Results: ret}, traced(abi.FuncConfigGet, hostConfigGet)},
+	}
+}
+
+// traced wraps a host function in a span "host.NAME", a child of the
+// call's guest span; what the guest passed is never recorded.
+func traced(name string, fn func(ctx context.Context, mem Memory, stack []uint64)) func(ctx context.Context, mem Memory, stack []uint64) {
+	spanName := "host." + name
+	return func(ctx context.Context, mem Memory, stack []uint64) {
+		_, span := tracer.Start(ctx, spanName)
+		defer span.End()
+		if span.IsRecording() {
+			span.SetAttributes(trace.HostFunc.String(name))
+		}
+		fn(ctx, mem, stack)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/trace"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // describeRequest is the payload of abi.OpDescribe.
@@ -183,9 +185,18 @@ func (p *Plugin) Quarantined() (bool, time.Time) {
 // an *Error naming the plugin.
 func (p *Plugin) Call(ctx context.Context, c catalog.Call) (catalog.Result, error) {
 	start := time.Now()
+	ctx, span := tracer.Start(ctx, "plugin.call")
+	defer span.End()
 	res, class, err := p.call(ctx, c)
 	p.obs.Call(p.name, c.Op.String(), time.Since(start), class)
 	p.record(class)
+	if span.IsRecording() {
+		span.SetAttributes(trace.Plugin.String(p.name), trace.Op.String(c.Op.String()), trace.Engine.String(p.engine),
+			trace.ErrorClass.String(string(class)))
+		if err != nil {
+			span.SetStatus(codes.Error, string(class))
+		}
+	}
 	if err != nil {
 		err = &Error{Plugin: p.name, Op: c.Op, Class: class, Err: err}
 	}
@@ -202,7 +213,9 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, Erro
 	if len(c.Request) > p.cfg.Limits.MaxRequestBytes {
 		return catalog.Result{}, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(c.Request), p.cfg.Limits.MaxRequestBytes)
 	}
+	_, wait := tracer.Start(ctx, "plugin.instance_wait")
 	in, class, err := p.acquire(ctx, c.Timeout) // a call's budget bounds its wait too
+	wait.End()
 	if err != nil {
 		return catalog.Result{}, class, err
 	}
@@ -210,7 +223,9 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, Erro
 		p.release(in)
 		return catalog.Result{}, ClassCanceled, err
 	}
-	res, class, err := in.call(ctx, c, p.caps)
+	gctx, guest := tracer.Start(ctx, "plugin.guest") // the host calls it makes are its children
+	res, class, err := in.call(gctx, c, p.caps)
+	guest.End()
 	switch class {
 	case ClassOK, ClassGuestError:
 		if in.calls >= p.cfg.Limits.MaxCallsPerInstance {

@@ -1,0 +1,333 @@
+//go:build jaeger
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// jaeger is a running Jaeger (v1.76.0, built by interop/install-jaeger.sh):
+// OTLP in on both protocols, its query API out, traces in memory.
+type jaeger struct {
+	otlpHTTP, otlpGRPC, query string
+}
+
+func startJaeger(t testing.TB) *jaeger {
+	t.Helper()
+	bin := os.Getenv("CORRAL_JAEGER")
+	if bin == "" {
+		bin = filepath.Join(repoRoot, "build", "tools", "jaeger")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("jaeger not found at %s (make test-traces builds it): %v", bin, err)
+	}
+	j := &jaeger{otlpHTTP: freeAddr(t), otlpGRPC: freeAddr(t), query: freeAddr(t)}
+	cfg := fmt.Sprintf(`service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+extensions:
+  jaeger_query:
+    storage:
+      traces: mem
+    http:
+      endpoint: %s
+    grpc:
+      endpoint: %s
+  jaeger_storage:
+    backends:
+      mem:
+        memory:
+          max_traces: 10000
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: %s
+      http:
+        endpoint: %s
+processors:
+  batch:
+    timeout: 100ms
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: mem
+`, j.query, freeAddr(t), j.otlpGRPC, j.otlpHTTP)
+	file := filepath.Join(t.TempDir(), "jaeger.yaml")
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--config", file)
+	logs := &syncBuf{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("jaeger log:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + j.query + "/api/services"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return j
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("jaeger's query API not up within 60s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// jaegerSpan is a span as Jaeger's query API returns it.
+type jaegerSpan struct {
+	TraceID       string `json:"traceID"`
+	SpanID        string `json:"spanID"`
+	OperationName string `json:"operationName"`
+	References    []struct {
+		RefType string `json:"refType"`
+		TraceID string `json:"traceID"`
+		SpanID  string `json:"spanID"`
+	} `json:"references"`
+	Tags []struct {
+		Key   string `json:"key"`
+		Value any    `json:"value"`
+	} `json:"tags"`
+}
+
+func (s jaegerSpan) tag(key string) (any, bool) {
+	for _, t := range s.Tags {
+		if t.Key == key {
+			return t.Value, true
+		}
+	}
+	return nil, false
+}
+
+type jaegerTrace struct {
+	TraceID string       `json:"traceID"`
+	Spans   []jaegerSpan `json:"spans"`
+}
+
+// traces reads back the traces of service.
+func (j *jaeger) traces(t *testing.T, service string) []jaegerTrace {
+	t.Helper()
+	resp, err := http.Get("http://" + j.query + "/api/traces?limit=100&service=" + service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Data []jaegerTrace `json:"data"`
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil // the service has sent nothing yet
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("jaeger /api/traces: %d %v: %s", resp.StatusCode, err, b)
+	}
+	return out.Data
+}
+
+const (
+	clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	clientSpan  = "00f067aa0ba902b7"
+	// sampled: the client asks for its trace to be recorded.
+	clientParent = "00-" + clientTrace + "-" + clientSpan + "-01"
+)
+
+// TestTracesInJaeger sends requests carrying a client's traceparent (in
+// params._meta and in the HTTP header) through bin/corral exporting to a
+// real Jaeger over OTLP/HTTP and OTLP/gRPC, and reads the traces back: one
+// trace per request, with the request, catalog, plugin (instance wait,
+// guest) and host-call spans, linked to the client's span without taking
+// its trace id; names only when trace.names is set; and with a sample
+// ratio of 0 a sampled traceparent records nothing (issue 17, item 6).
+func TestTracesInJaeger(t *testing.T) {
+	j := startJaeger(t)
+	tool := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"` + clientParent + `"}}}`
+	read := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, tt := range []struct {
+		name, exporter, endpoint string
+		ratio                    float64
+		names                    bool
+	}{
+		{"otlp-http", "otlp-http", j.otlpHTTP, 1, true},
+		{"otlp-grpc", "otlp-grpc", j.otlpGRPC, 1, false},
+		{"ratio 0", "otlp-http", j.otlpHTTP, 0, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			service := "corral-" + strings.ReplaceAll(tt.name, " ", "-")
+			s := startWire(t, fmt.Sprintf(`  conformance:
+    grants: {log: true}
+trace:
+  exporter: %s
+  endpoint: %s
+  insecure: true
+  sampleRatio: %v
+  names: %v
+  serviceName: %s
+`, tt.exporter, tt.endpoint, tt.ratio, tt.names, service), "conformance")
+			for _, req := range []struct {
+				body    string
+				headers map[string]string
+			}{
+				{tool, map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "test_tool_with_logging"}},
+				{read, map[string]string{"Mcp-Method": "resources/read", "Mcp-Name": "test://static-text", "traceparent": clientParent}},
+			} {
+				h := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
+				for k, v := range req.headers {
+					h[k] = v
+				}
+				if a := answerOf(t, s.post(t, "", req.body, h)); a.Status != http.StatusOK || strings.Contains(a.Body, `"error"`) {
+					t.Fatalf("request: %d %s", a.Status, a.Body)
+				}
+			}
+			if tt.ratio == 0 {
+				// Give the batcher (5 s) and Jaeger time to show anything.
+				time.Sleep(7 * time.Second)
+				if got := j.traces(t, service); len(got) != 0 {
+					t.Fatalf("sample ratio 0 recorded %d traces: a client's sampled flag decided", len(got))
+				}
+				return
+			}
+			var got []jaegerTrace
+			deadline := time.Now().Add(30 * time.Second)
+			for len(got) < 2 && time.Now().Before(deadline) {
+				time.Sleep(200 * time.Millisecond)
+				got = j.traces(t, service)
+			}
+			if len(got) != 2 {
+				t.Fatalf("%d traces, want one per request (2)", len(got))
+			}
+			for _, tr := range got {
+				if tr.TraceID == clientTrace {
+					t.Errorf("trace %s took the client's trace id", tr.TraceID)
+				}
+				ops := map[string]jaegerSpan{}
+				for _, sp := range tr.Spans {
+					ops[sp.OperationName] = sp
+				}
+				root, isTool := ops["tools/call"]
+				if !isTool {
+					root = ops["resources/read"]
+				}
+				if tt.names {
+					if isTool {
+						root, isTool = ops["tools/call test_tool_with_logging"], true
+					} else {
+						root = ops["resources/read test://static-text"]
+					}
+				}
+				if root.SpanID == "" {
+					t.Fatalf("no request span in %v", slices.Collect(maps.Keys(ops)))
+				}
+				want := []string{"catalog.read", "plugin.call", "plugin.instance_wait", "plugin.guest"}
+				if isTool {
+					want = []string{"catalog.tool", "plugin.call", "plugin.instance_wait", "plugin.guest", "host.log"}
+				}
+				for _, op := range want {
+					if _, ok := ops[op]; !ok {
+						t.Errorf("trace lacks span %s: %v", op, slices.Collect(maps.Keys(ops)))
+					}
+				}
+				linked := slices.ContainsFunc(root.References, func(r struct {
+					RefType string `json:"refType"`
+					TraceID string `json:"traceID"`
+					SpanID  string `json:"spanID"`
+				}) bool {
+					return r.TraceID == clientTrace && r.SpanID == clientSpan
+				})
+				if !linked {
+					t.Errorf("request span not linked to the client's span: %+v", root.References)
+				}
+				if v, _ := root.tag("mcp.method.name"); v != "tools/call" && v != "resources/read" {
+					t.Errorf("mcp.method.name = %v", v)
+				}
+				_, uri := root.tag("mcp.resource.uri")
+				_, name := root.tag("gen_ai.tool.name")
+				if tt.names != (uri || name) {
+					t.Errorf("trace.names %v, yet the URI or name recorded: %v %v", tt.names, uri, name)
+				}
+				if p, _ := ops["plugin.call"].tag("corral.plugin"); p != "conformance" {
+					t.Errorf("plugin.call's corral.plugin = %v", p)
+				}
+				if e, _ := ops["plugin.call"].tag("corral.plugin.engine"); e != "wazero" {
+					t.Errorf("plugin.call's engine = %v", e)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTracing measures what tracing costs a loaded server: 8 clients
+// reading test://static-text from bin/corral with tracing off and with
+// tracing on (sampling 100 %, exporting over OTLP/HTTP to Jaeger). Run it
+// with -count to interleave the two (off, on, off, on, …) and read the
+// spread:
+//
+//	make test-traces BENCH_TRACES='-count=5 -benchtime=3s'
+func BenchmarkTracing(b *testing.B) {
+	j := startJaeger(b)
+	servers := map[string]*wireServer{
+		"off": startWire(b, "  conformance:\n    grants: {log: true}\n", "conformance"),
+		"on": startWire(b, fmt.Sprintf("  conformance:\n    grants: {log: true}\ntrace:\n  exporter: otlp-http\n  endpoint: %s\n  insecure: true\n  sampleRatio: 1\n  serviceName: corral-bench\n",
+			j.otlpHTTP), "conformance"),
+	}
+	read := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	for _, name := range []string{"off", "on"} {
+		s := servers[name]
+		b.Run(name, func(b *testing.B) {
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0))) // 8 clients
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(read))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+					req.Header.Set("Mcp-Method", "resources/read")
+					req.Header.Set("Mcp-Name", "test://static-text")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+		})
+	}
+}
