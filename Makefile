@@ -27,6 +27,7 @@ FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
 .PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster bench-cluster cluster-parts
+.PHONY: jaeger test-traces
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
 
@@ -186,6 +187,21 @@ browser:
 # plugins, a text and an image resource, a template filled with completion,
 # a prompt run, a plugin added; screenshots under build/console/. About
 # 25 s, more under load, so it is not part of `make test`; .ci/run runs it.
+# Jaeger v1.76.0 built from its module (tools/jaeger) into build/tools/jaeger.
+jaeger:
+	bash tools/jaeger/install-jaeger.sh
+
+# Traces read back from a real Jaeger (tag jaeger): OTLP/HTTP and gRPC, one
+# trace per request with the request, catalog, plugin and host-call spans,
+# linked to the client's traceparent, which never forces sampling. Building
+# Jaeger cold takes many minutes (docs/tracing.md), so this is not part of
+# `make test`. BENCH_TRACES='-count=5 -benchtime=3s' adds the cost of
+# tracing on and off at 8 clients, interleaved.
+test-traces: build plugins jaeger
+	$(GO) vet -tags jaeger ./cmd/corral
+	CORRAL_JAEGER=$(CURDIR)/build/tools/jaeger $(GO) test -tags jaeger -count=1 -run '^TestTracesInJaeger$$' ./cmd/corral
+	$(if $(BENCH_TRACES),CORRAL_JAEGER=$(CURDIR)/build/tools/jaeger $(GO) test -tags jaeger -run '^$$' -bench '^BenchmarkTracing$$' $(BENCH_TRACES) ./cmd/corral)
+
 test-console: build plugins browser
 	$(GO) vet -tags browser ./host/console
 	$(GO) run $(STATICCHECK) -tags browser ./host/console
