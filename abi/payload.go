@@ -91,7 +91,23 @@ type Tool struct {
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
 	Icons        json.RawMessage `json:"icons,omitempty"`
+	// Execution declares task support (ABI 1.3); nil is "forbidden".
+	Execution *ToolExecution `json:"execution,omitempty"`
 }
+
+// ToolExecution is MCP ToolExecution: whether a tool runs as a task
+// (io.modelcontextprotocol/tasks) for a client that supports tasks.
+type ToolExecution struct {
+	// TaskSupport is TaskForbidden (or ""), TaskOptional or TaskRequired.
+	TaskSupport string `json:"taskSupport,omitempty"`
+}
+
+// Values of ToolExecution.TaskSupport.
+const (
+	TaskForbidden = "forbidden"
+	TaskOptional  = "optional"
+	TaskRequired  = "required"
+)
 
 // Principal is who a request is served for: an opaque id and groups. Tokens
 // and credentials never reach a plugin.

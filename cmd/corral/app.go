@@ -298,7 +298,7 @@ func (a *App) provision(cfg *config.Config) error {
 		return err
 	}
 	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log, TraceNames: cfg.Trace.Names,
-		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord}
+		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord, Tasks: newTasks(cfg.Tasks)}
 
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:
 	// WebSocket listen streams and requests count against its per-client

@@ -39,6 +39,7 @@ type Set struct {
 	templates map[string]*template  // uriTemplate -> template
 
 	toolHeaders map[string][]ParamHeader // tool name -> x-mcp-header arguments
+	taskSupport map[string]string        // tool name -> abi.TaskOptional or abi.TaskRequired
 
 	// Pre-encoded list items per provider, so static lists cost nothing.
 	static [ListTools + 1][][]json.RawMessage
@@ -102,6 +103,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 		templates: map[string]*template{},
 
 		toolHeaders: map[string][]ParamHeader{},
+		taskSupport: map[string]string{},
 	}
 	if s.keys == nil {
 		s.keys = processKeys()
@@ -254,6 +256,15 @@ func (s *Set) claim(p *provider) error {
 		}
 		if hs != nil {
 			s.toolHeaders[t.Name] = hs
+		}
+		if t.Execution != nil {
+			switch t.Execution.TaskSupport {
+			case "", abi.TaskForbidden:
+			case abi.TaskOptional, abi.TaskRequired:
+				s.taskSupport[t.Name] = t.Execution.TaskSupport
+			default:
+				return fmt.Errorf("tool %q: execution.taskSupport %q is not forbidden, optional or required", t.Name, t.Execution.TaskSupport)
+			}
 		}
 		s.tools[t.Name] = p
 	}

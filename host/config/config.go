@@ -40,6 +40,8 @@ type Config struct {
 	Cluster Cluster `koanf:"cluster"`
 	// Trace exports OpenTelemetry traces; off by default.
 	Trace Trace `koanf:"trace"`
+	// Tasks bounds tool calls run as tasks.
+	Tasks Tasks `koanf:"tasks"`
 
 	// origins says where each value came from, for Errorf; nil for a
 	// Config not made by Load.
@@ -297,6 +299,9 @@ func (p Plugin) Equal(q Plugin) bool { return reflect.DeepEqual(p, q) }
 // defaults returns the built-in values as a koanf map.
 func defaults() map[string]any {
 	m := map[string]any{
+		"tasks.deadline": tasksDefaults["tasks.deadline"], "tasks.keep": tasksDefaults["tasks.keep"],
+		"tasks.pollInterval": tasksDefaults["tasks.pollInterval"], "tasks.maxPerPrincipal": tasksDefaults["tasks.maxPerPrincipal"],
+		"tasks.maxPerPlugin":             tasksDefaults["tasks.maxPerPlugin"],
 		"http.addr":                      "",
 		"http.maxBodyBytes":              int64(4 << 20),
 		"http.forwardedHeader":           "X-Forwarded-For",

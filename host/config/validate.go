@@ -220,5 +220,6 @@ func validate(cfg *Config) []problem {
 	}
 	validateAuth(cfg, bad)
 	validateOps(cfg, bad)
+	validateTasks(cfg, bad)
 	return ps
 }

@@ -23,7 +23,7 @@ import (
 var (
 	envelopeNames = jsonread.NewNames("jsonrpc", "id", "method", "params", "result", "error")
 	paramsNames   = jsonread.NewNames("_meta", "cursor", "uri", "name", "arguments", "ref", "argument", "context", "level",
-		"protocolVersion", "capabilities", "requestId", "notifications", "inputResponses", "requestState")
+		"protocolVersion", "capabilities", "requestId", "notifications", "inputResponses", "requestState", "taskId")
 	metaNames = jsonread.NewNames("io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
 		"io.modelcontextprotocol/logLevel", "progressToken", "traceparent", "tracestate")
 	refNames      = jsonread.NewNames("type", "name", "uri")
@@ -251,6 +251,8 @@ func (d reader) params(p *params) {
 			p.InputResponses = d.topLevel("inputResponses")
 		case 14:
 			p.RequestState = d.optString("requestState")
+		case 15:
+			p.TaskID = d.text("taskId", p.TaskID)
 		default:
 			d.Skip()
 		}

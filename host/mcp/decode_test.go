@@ -73,7 +73,7 @@ func referenceDecode(b []byte) (*Message, *Error) {
 // knownNames are the member names Decode reads, in any object.
 var knownNames = []string{"jsonrpc", "id", "method", "params", "result", "error",
 	"_meta", "cursor", "uri", "name", "arguments", "ref", "argument", "context", "level",
-	"protocolVersion", "capabilities", "requestId", "notifications", "inputResponses", "requestState",
+	"protocolVersion", "capabilities", "requestId", "notifications", "inputResponses", "requestState", "taskId",
 	"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities",
 	"io.modelcontextprotocol/logLevel", "progressToken", "type", "value",
 	"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}

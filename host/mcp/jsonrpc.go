@@ -105,6 +105,8 @@ func (m *Message) HeaderName() (name string, ok bool) {
 		return m.p.URI, true
 	case "prompts/get", "tools/call":
 		return m.p.Name, true
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return m.p.TaskID, true
 	}
 	return "", false
 }
@@ -153,6 +155,8 @@ type params struct {
 
 	InputResponses json.RawMessage `json:"inputResponses"` // MRTR retries
 	RequestState   *string         `json:"requestState"`   // MRTR retries
+
+	TaskID string `json:"taskId"` // tasks/get, tasks/update, tasks/cancel
 }
 
 type refParam struct {

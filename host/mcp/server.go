@@ -17,6 +17,7 @@ import (
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
 	"github.com/corral-mcp/corral/host/notify"
+	"github.com/corral-mcp/corral/host/tasks"
 )
 
 // Protocol versions.
@@ -73,6 +74,9 @@ type Options struct {
 	// Audit, when set, receives one record per request served (not
 	// notifications or responses): the audit log.
 	Audit func(audit.Record)
+	// Tasks, when set, serves the tasks extension to 2026-07-28 requests
+	// that declare it (tasks.go).
+	Tasks *tasks.Manager
 }
 
 // Server answers MCP requests from the current Set of a catalog.
@@ -253,8 +257,13 @@ func (s *Server) modern(ctx context.Context, req Request, m *Message) ([]byte, *
 	if meta.LogLevel != nil && !validLogLevel(*meta.LogLevel) {
 		return nil, &Error{Code: CodeInvalidParams, Message: "Invalid params: unknown log level."}
 	}
-	if m.Method == "subscriptions/listen" {
+	switch m.Method {
+	case "subscriptions/listen":
 		return s.listen(ctx, req, m)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if s.opts.Tasks != nil {
+			return s.taskMethod(ctx, req, m)
+		}
 	}
 	return s.method(ctx, req, m, eraModern)
 }
@@ -431,6 +440,9 @@ func (s *Server) discover(m *Message) []byte {
 		b = appendStrings(b, modernVersions)
 		b = append(b, `,"capabilities":`...)
 		b = capabilities(b, eraModern, s.opts.Hub != nil)
+		if s.opts.Tasks != nil {
+			b = append(b[:len(b)-1], `,"extensions":{"`+TasksExtension+`":{}}}`...)
+		}
 		if s.opts.Instructions != "" {
 			b = append(b, `,"instructions":`...)
 			b = appendString(b, s.opts.Instructions)
@@ -624,6 +636,11 @@ func (s *Server) callTool(ctx context.Context, set *catalog.Set, r catalog.Reque
 			if herr := checkParamHeaders(h, args, params); herr != nil {
 				return nil, herr
 			}
+		}
+	}
+	if e == eraModern {
+		if msg, handled, terr := s.taskCall(set, r, m, args); handled {
+			return msg, terr
 		}
 	}
 	raw, err := bridged(ctx, b, r, func(r catalog.Request) (json.RawMessage, error) {

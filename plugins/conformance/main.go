@@ -124,6 +124,9 @@ func newPlugin() *corral.Plugin {
 		p.Tool(t.def, t.call)
 	}
 	addHeaderTools(p)
+	for _, t := range taskTools {
+		p.Tool(t.def, t.call)
+	}
 	return p
 }
 

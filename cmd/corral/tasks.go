@@ -1,0 +1,12 @@
+package main
+
+import (
+	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/tasks"
+)
+
+// newTasks returns the task manager of one process: task state in memory.
+func newTasks(c config.Tasks) *tasks.Manager {
+	return tasks.New(tasks.Config{Deadline: c.Deadline, Keep: c.Keep, PollInterval: c.PollInterval,
+		MaxPerPrincipal: c.MaxPerPrincipal, MaxPerPlugin: c.MaxPerPlugin}, tasks.NewMemory(nil))
+}
