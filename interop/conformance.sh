@@ -24,7 +24,10 @@
 # run must pass as the configured one does except for the checks that
 # exercise a capability nobody granted, listed with the grant each needs in
 # interop/conformance/expected-failures-noconfig-<rev>.yml; its results go
-# under build/conformance/noconfig/. It exits 1 on any unexpected failure or
+# under build/conformance/noconfig/. Against each 2026-07-28 endpoint it also
+# runs the tasks extension's scenarios one by one (--requirements does not
+# score them), judged against the same baseline; their results go under
+# build/conformance/[noconfig/]tasks/. It exits 1 on any unexpected failure or
 # stale baseline entry in either run, 2 on bad usage.
 set -euo pipefail
 
@@ -144,6 +147,35 @@ failed=()
 declare -A summary=()
 labels=()
 
+# The tasks extension's scenarios: --requirements does not score them, so
+# judge_tasks runs each with --scenario against the 2026-07-28 baseline.
+task_scenarios=(tasks-capability-negotiation tasks-dispatch-and-envelope tasks-lifecycle
+	tasks-mrtr-composition tasks-mrtr-input tasks-request-headers tasks-request-state-removal
+	tasks-required-task-error tasks-wire-fields)
+
+# judge_tasks LABEL DIR BASELINE URL runs the tasks scenarios, writing
+# under DIR/tasks, and records one summary line.
+judge_tasks() {
+	local label=$1 dir=$2/tasks baseline=$3 target=$4 sc rc bad=() key="$1 2026-07-28 tasks"
+	labels+=("$key")
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for sc in "${task_scenarios[@]}"; do
+		set +e
+		"$node" "$suite" server --url "$target" --scenario "$sc" \
+			--expected-failures "$baseline" -o "$dir" >"$dir/$sc.txt" 2>&1
+		rc=$?
+		set -e
+		sed -i 's/\x1b\[[0-9;]*m//g' "$dir/$sc.txt"
+		((rc == 0)) || bad+=("$sc")
+	done
+	summary[$key]="${#task_scenarios[@]} scenarios judged against ${baseline#"$root/"}"
+	if ((${#bad[@]})); then
+		failed+=("$key")
+		summary[$key]+=" | FAILED: ${bad[*]} (see ${dir#"$root/"}/<scenario>.txt)"
+	fi
+}
+
 # judge LABEL DIR PREFIX runs the suite for every revision against
 # url[rev], writing under DIR and reading the baseline PREFIX<rev>.yml.
 judge() {
@@ -190,6 +222,7 @@ judge() {
 			failed+=("$key")
 			break
 		fi
+		[[ $rev != 2026-07-28 ]] || judge_tasks "$label" "$dir" "$baseline" "$target"
 	done
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/corral-mcp/corral/host/notify"
 	"github.com/corral-mcp/corral/host/plugin"
 	"github.com/corral-mcp/corral/host/registry"
+	"github.com/corral-mcp/corral/host/tasks"
 	"github.com/corral-mcp/corral/host/transport"
 )
 
@@ -38,6 +39,7 @@ import (
 // source) are built by newApp from their configuration and plug in as a
 // Part.
 type App struct {
+	tasks *tasks.Manager // tool calls running as tasks
 	src   config.Source
 	cfg   atomic.Pointer[config.Config] // the configuration in force; a reload replaces it
 	log   *slog.Logger
@@ -118,6 +120,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version})
 		a.log.Info("tracing", "exporter", cfg.Trace.Exporter, "endpoint", cfg.Trace.Endpoint, "sampleRatio", cfg.Trace.SampleRatio, "names", cfg.Trace.Names)
 	}
+	a.tasks = newTasks(cfg.Tasks)
 	// The notification hub: plugin notify calls, plugin-set swaps and file
 	// watchers in; listen streams and sessions out. A resource update
 	// reaches only those the policy lets see the resource.
@@ -126,7 +129,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	}}
 	rtCfg := plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
-		Logger: a.log, Observer: observer{a.metrics}, Compile: registry.CompileLimits(cfg.Plugins.Compile),
+		Logger: a.log, Observer: observer{a.metrics, a.tasks}, Compile: registry.CompileLimits(cfg.Plugins.Compile),
 	}
 	if cfg.Cluster.Enabled() {
 		a.provisionCluster(cfg, &hubOpts, &rtCfg)
@@ -277,6 +280,7 @@ func (a *App) provision(cfg *config.Config) error {
 			a.log.Info("plugin lists changed", "generation", ev.Generation,
 				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
 			a.hub.ListsChanged(ev.Resources, ev.Prompts, ev.Tools)
+			failUnloaded(a.tasks, ev.Removed)
 			a.files.SetRoots(fileRoots(a.reg.Catalog().Current(), a.cfg.Load()))
 		},
 	})
@@ -298,7 +302,7 @@ func (a *App) provision(cfg *config.Config) error {
 		return err
 	}
 	mopts := mcp.Options{Name: "corral", Version: readBuildInfo().Version, Logger: a.log, TraceNames: cfg.Trace.Names,
-		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord, Tasks: newTasks(cfg.Tasks)}
+		AllowCompletion: a.sec.limiter.Allow, Hub: a.hub, Audit: auditRecord, Tasks: a.tasks}
 
 	// Streamable HTTP at /mcp. Its handler exists without the listener too:
 	// WebSocket listen streams and requests count against its per-client
@@ -526,16 +530,25 @@ func pageCache(n int) *catalog.PageCache {
 	return catalog.NewPageCache(n)
 }
 
-// observer adapts metrics to the plugin runtime's Observer.
-type observer struct{ m *metrics.Metrics }
+// observer adapts metrics to the plugin runtime's Observer; a quarantine
+// also fails the plugin's unfinished tasks.
+type observer struct {
+	m     *metrics.Metrics
+	tasks *tasks.Manager
+}
 
 func (o observer) Call(p, op string, d time.Duration, c plugin.ErrorClass) {
 	o.m.Call(p, op, d, string(c))
 }
 func (o observer) Instance(p string, created bool, reason string) { o.m.Instance(p, created, reason) }
-func (o observer) Quarantine(p string, on bool)                   { o.m.Quarantine(p, on) }
-func (o observer) Denied(p, capability, reason string)            { o.m.Denied(p, capability, reason) }
-func (o observer) Rejected(p, op string)                          { o.m.Rejected(p, op) }
+func (o observer) Quarantine(p string, on bool) {
+	o.m.Quarantine(p, on)
+	if on {
+		o.tasks.Fail(p, "The plugin "+p+" was quarantined after repeated failures.")
+	}
+}
+func (o observer) Denied(p, capability, reason string) { o.m.Denied(p, capability, reason) }
+func (o observer) Rejected(p, op string)               { o.m.Rejected(p, op) }
 
 var _ plugin.Observer = observer{}
 

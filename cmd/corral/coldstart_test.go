@@ -15,7 +15,7 @@ import (
 // The capabilities every answer must carry, whatever is loaded: the
 // server runs with a notification hub, so subscribe and listChanged too.
 const (
-	modernCaps = `"capabilities":{"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
+	modernCaps = `"capabilities":{"completions":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 	legacyCaps = `"capabilities":{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"subscribe":true,"listChanged":true},"tools":{"listChanged":true}}`
 )
 

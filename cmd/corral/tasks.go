@@ -10,3 +10,10 @@ func newTasks(c config.Tasks) *tasks.Manager {
 	return tasks.New(tasks.Config{Deadline: c.Deadline, Keep: c.Keep, PollInterval: c.PollInterval,
 		MaxPerPrincipal: c.MaxPerPrincipal, MaxPerPlugin: c.MaxPerPlugin}, tasks.NewMemory(nil))
 }
+
+// failUnloaded fails the unfinished tasks of plugins no longer served.
+func failUnloaded(m *tasks.Manager, removed []string) {
+	for _, p := range removed {
+		m.Fail(p, "The plugin "+p+" was unloaded.")
+	}
+}
