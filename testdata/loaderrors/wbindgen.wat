@@ -6,6 +6,6 @@
   (import "__wbindgen_placeholder__" "__wbindgen_describe" (func (param i32)))
   (import "corral_v1" "set_result" (func $set_result (param i32 i32)))
   (memory (export "memory") 2)
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 2))
   (func (export "corral_buffer") (param i32) (result i32) (i32.const 65536))
   (func (export "corral_call") (param i32 i32) (result i32) (i32.const 1)))
