@@ -195,12 +195,11 @@ jaeger:
 # trace per request with the request, catalog, plugin and host-call spans,
 # linked to the client's traceparent, which never forces sampling. Building
 # Jaeger cold takes many minutes (docs/tracing.md), so this is not part of
-# `make test`. BENCH_TRACES='-count=5 -benchtime=3s' adds the cost of
-# tracing on and off at 8 clients, interleaved.
+# `make test`. The cost of tracing on and off at 8 clients is
+# BenchmarkTracing (cmd/corral/trace_bench_test.go).
 test-traces: build plugins jaeger
 	$(GO) vet -tags jaeger ./cmd/corral
 	CORRAL_JAEGER=$(CURDIR)/build/tools/jaeger $(GO) test -tags jaeger -count=1 -run '^TestTracesInJaeger$$' ./cmd/corral
-	$(if $(BENCH_TRACES),CORRAL_JAEGER=$(CURDIR)/build/tools/jaeger $(GO) test -tags jaeger -run '^$$' -bench '^BenchmarkTracing$$' $(BENCH_TRACES) ./cmd/corral)
 
 test-console: build plugins browser
 	$(GO) vet -tags browser ./host/console
