@@ -232,17 +232,12 @@ trace:
 				for _, sp := range tr.Spans {
 					ops[sp.OperationName] = sp
 				}
-				root, isTool := ops["tools/call"]
-				if !isTool {
-					root = ops["resources/read"]
-				}
+				_, isTool := ops["catalog.tool"]
+				rootName := map[bool]string{true: "tools/call", false: "resources/read"}[isTool]
 				if tt.names {
-					if isTool {
-						root, isTool = ops["tools/call test_tool_with_logging"], true
-					} else {
-						root = ops["resources/read test://static-text"]
-					}
+					rootName += map[bool]string{true: " test_tool_with_logging", false: " test://static-text"}[isTool]
 				}
+				root := ops[rootName]
 				if root.SpanID == "" {
 					t.Fatalf("no request span in %v", slices.Collect(maps.Keys(ops)))
 				}
