@@ -1,0 +1,150 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is a settable clock for expiry.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func newManager(cfg Config) (*Manager, *clock) {
+	c := &clock{now: time.Date(2026, 7, 28, 0, 0, 0, 0, time.UTC)}
+	cfg.Now = c.Now
+	return New(cfg, NewMemory(c.Now)), c
+}
+
+// wait polls owner's task id until its status is want.
+func wait(t *testing.T, m *Manager, owner, id string, want Status) *Task {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		tk, err := m.Get(context.Background(), owner, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Status == want {
+			return tk
+		}
+	}
+	t.Fatalf("task %s never reached %s", id, want)
+	return nil
+}
+
+// blocked is work that runs until its context ends.
+func blocked(ctx context.Context, _ *Resume) Outcome {
+	<-ctx.Done()
+	return Outcome{}
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	m, c := newManager(Config{Keep: time.Minute})
+	release := make(chan struct{})
+	tk, err := m.Start("alice", "p", func(ctx context.Context, in *Resume) Outcome {
+		if in == nil {
+			<-release
+			return Outcome{Requests: map[string]json.RawMessage{"a": json.RawMessage(`{"method":"x"}`), "b": json.RawMessage(`{"method":"y"}`)}, State: ptr("s")}
+		}
+		if string(in.Responses["a"]) != `1` || string(in.Responses["b"]) != `2` || *in.State != "s" {
+			return Outcome{Error: json.RawMessage(`{"code":-32603,"message":"bad resume"}`)}
+		}
+		return Outcome{Result: json.RawMessage(`{"content":[]}`)}
+	})
+	if err != nil || tk.Status != Working {
+		t.Fatalf("Start: %+v, %v", tk, err)
+	}
+	if got, _ := m.Get(ctx, "alice", tk.ID); got.Status != Working {
+		t.Fatalf("right after Start: %s", got.Status)
+	}
+	if _, err := m.Get(ctx, "bob", tk.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another principal's Get: %v, want ErrNotFound", err)
+	}
+	if err := m.Cancel(ctx, "bob", tk.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("another principal's Cancel: %v, want ErrNotFound", err)
+	}
+	close(release)
+	parked := wait(t, m, "alice", tk.ID, InputRequired)
+	if len(parked.Pending) != 2 || parked.Pending["r1.a"] == nil {
+		t.Fatalf("pending: %v", parked.Pending)
+	}
+	if err := m.Update(ctx, "alice", tk.ID, map[string]json.RawMessage{"r1.a": json.RawMessage(`1`), "nope": json.RawMessage(`0`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, m, "alice", tk.ID, InputRequired); len(got.Pending) != 1 || got.Pending["r1.b"] == nil {
+		t.Fatalf("after a partial answer: %v", got.Pending)
+	}
+	if err := m.Update(ctx, "alice", tk.ID, map[string]json.RawMessage{"r1.b": json.RawMessage(`2`)}); err != nil {
+		t.Fatal(err)
+	}
+	if done := wait(t, m, "alice", tk.ID, Completed); string(done.Result) != `{"content":[]}` {
+		t.Fatalf("result: %s", done.Result)
+	}
+	if err := m.Cancel(ctx, "alice", tk.ID); err != nil {
+		t.Fatalf("Cancel of a finished task: %v", err)
+	}
+	c.add(m.TTL())
+	if _, err := m.Get(ctx, "alice", tk.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after ttlMs: %v, want ErrNotFound", err)
+	}
+}
+
+func TestLimitsCancelAndFail(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(Config{MaxPerPrincipal: 2, MaxPerPlugin: 3})
+	a1, _ := m.Start("alice", "p", blocked)
+	a2, _ := m.Start("alice", "p", blocked)
+	var le *LimitError
+	if _, err := m.Start("alice", "q", blocked); !errors.As(err, &le) || le.Scope != "principal" {
+		t.Fatalf("third of alice: %v, want the principal's limit", err)
+	}
+	b1, _ := m.Start("bob", "p", blocked)
+	if _, err := m.Start("carol", "p", blocked); !errors.As(err, &le) || le.Scope != "plugin" {
+		t.Fatalf("fourth of p: %v, want the plugin's limit", err)
+	}
+	if err := m.Cancel(ctx, "alice", a1.ID); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, "alice", a1.ID, Cancelled)
+	m.Fail("p", "The plugin p was unloaded.")
+	for _, c := range []struct{ owner, id string }{{"alice", a2.ID}, {"bob", b1.ID}} {
+		tk := wait(t, m, c.owner, c.id, Failed)
+		var e struct{ Message string }
+		if json.Unmarshal(tk.Error, &e) != nil || e.Message != "The plugin p was unloaded." {
+			t.Fatalf("failed task error: %s", tk.Error)
+		}
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, err := m.Start("alice", "p", blocked); err == nil {
+			break // finished tasks no longer count
+		} else if time.Now().After(end) {
+			t.Fatalf("after every task ended: %v", err)
+		}
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	m, _ := newManager(Config{Deadline: 20 * time.Millisecond})
+	tk, err := m.Start("alice", "p", blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, m, "alice", tk.ID, Failed); got.Message == "" || got.Error == nil {
+		t.Fatalf("a task past its deadline: %+v", got)
+	}
+}
+
+func ptr(s string) *string { return &s }
