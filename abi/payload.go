@@ -93,6 +93,11 @@ type Tool struct {
 	Icons        json.RawMessage `json:"icons,omitempty"`
 	// Execution declares task support (ABI 1.3); nil is "forbidden".
 	Execution *ToolExecution `json:"execution,omitempty"`
+	// InputFirst (ABI 1.3), for a tool with task support, gathers input
+	// before the task: a call without input answers runs as a plain call
+	// (it may ask for input), and the retry that carries the answers
+	// becomes the task. Clients never see it.
+	InputFirst bool `json:"inputFirst,omitempty"`
 }
 
 // ToolExecution is MCP ToolExecution: whether a tool runs as a task

@@ -145,6 +145,32 @@ func TestTasksWire(t *testing.T) {
 			t.Fatalf("result %q lacks the answers", got)
 		}
 	})
+	t.Run("input first, then the task", func(t *testing.T) {
+		var round1 struct {
+			Result struct {
+				ResultType    string                     `json:"resultType"`
+				TaskID        string                     `json:"taskId"`
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+				RequestState  string                     `json:"requestState"`
+			} `json:"result"`
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_tool_with_task","arguments":{},` + taskMeta + `}}`
+		a := answerOf(t, s.post(t, "alice", body, modernHeaders("tools/call", "test_tool_with_task")))
+		if err := json.Unmarshal([]byte(a.Body), &round1); err != nil || round1.Result.ResultType != "input_required" ||
+			round1.Result.TaskID != "" || round1.Result.InputRequests["user_name"] == nil {
+			t.Fatalf("round 1: want input_required without a task, got %s", a.Body)
+		}
+		r := taskCall(t, s, "alice", "tools/call", "test_tool_with_task", fmt.Sprintf(
+			`"name":"test_tool_with_task","arguments":{},"inputResponses":{"user_name":{"action":"accept","content":{"name":"Alice"}}},"requestState":%q`,
+			round1.Result.RequestState))
+		if r.Error != nil || r.Result.ResultType != "task" || r.Result.TaskID == "" {
+			t.Fatalf("round 2: want a task, got %+v (error %+v)", r.Result, r.Error)
+		}
+		r = waitStatus(t, s, r.Result.TaskID, "completed")
+		if got := r.Result.Result.Content[0].Text; !strings.Contains(got, "Alice") {
+			t.Fatalf("result %q lacks the name gathered before the task", got)
+		}
+	})
 	t.Run("another principal's task answers like an unknown one", func(t *testing.T) {
 		id := startTask(t, s, "alice", "slow_compute", `{"seconds":0,"label":"mine"}`)
 		waitStatus(t, s, id, "completed")
@@ -188,6 +214,14 @@ func TestTasksWire(t *testing.T) {
 		}
 		if r.Error == nil || r.Error.Code != -32021 {
 			t.Fatalf("tasks/get without the extension: %+v", r.Error)
+		}
+		body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"failing_job","arguments":{},` + modernMeta + `}}`
+		r = taskReply{}
+		if err := json.Unmarshal([]byte(answerOf(t, s.post(t, "alice", body, modernHeaders("tools/call", "failing_job"))).Body), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Error == nil || r.Error.Code != -32021 || !strings.Contains(string(r.Error.Data), "io.modelcontextprotocol/tasks") {
+			t.Fatalf("a required-task tool without the extension: %+v", r.Error)
 		}
 	})
 }

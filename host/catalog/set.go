@@ -40,6 +40,7 @@ type Set struct {
 
 	toolHeaders map[string][]ParamHeader // tool name -> x-mcp-header arguments
 	taskSupport map[string]string        // tool name -> abi.TaskOptional or abi.TaskRequired
+	inputFirst  map[string]bool          // tool name -> abi.Tool.InputFirst
 
 	// Pre-encoded list items per provider, so static lists cost nothing.
 	static [ListTools + 1][][]json.RawMessage
@@ -104,6 +105,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 
 		toolHeaders: map[string][]ParamHeader{},
 		taskSupport: map[string]string{},
+		inputFirst:  map[string]bool{},
 	}
 	if s.keys == nil {
 		s.keys = processKeys()
@@ -262,6 +264,9 @@ func (s *Set) claim(p *provider) error {
 			case "", abi.TaskForbidden:
 			case abi.TaskOptional, abi.TaskRequired:
 				s.taskSupport[t.Name] = t.Execution.TaskSupport
+				if t.InputFirst {
+					s.inputFirst[t.Name] = true
+				}
 			default:
 				return fmt.Errorf("tool %q: execution.taskSupport %q is not forbidden, optional or required", t.Name, t.Execution.TaskSupport)
 			}
@@ -314,6 +319,7 @@ func (s *Set) encodeStatic() error {
 			s.staticKeys[ListPrompts][i] = append(s.staticKeys[ListPrompts][i], pr.Name)
 		}
 		for _, t := range m.Tools {
+			t.InputFirst = false // the host's business, not the client's
 			b, err := encode(t)
 			if err != nil {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)

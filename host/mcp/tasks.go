@@ -41,20 +41,26 @@ func (s *Server) taskCall(set *catalog.Set, r catalog.Request, m *Message, args 
 	if s.opts.Tasks == nil || r.Input == nil {
 		return nil, false, nil
 	}
-	support, plugin, visible := set.ToolTasks(r.Principal, m.p.Name)
-	if !visible || support == "" {
+	tt, visible := set.ToolTask(r.Principal, m.p.Name)
+	if !visible || tt.Support == "" {
 		return nil, false, nil
 	}
 	if !declaresTasks(r.Input.Capabilities) {
-		if support == abi.TaskRequired {
+		if tt.Support == abi.TaskRequired {
 			return nil, true, errNoTasksCap
 		}
 		return nil, false, nil
 	}
-	caps, name := r.Input.Capabilities, m.p.Name
+	if tt.InputFirst && r.Input.Responses == nil {
+		return nil, false, nil // gather input first, as a plain call
+	}
+	first := *r.Input // an input-first retry's answers go to the first run
+	caps, name, plugin := r.Input.Capabilities, m.p.Name, tt.Plugin
 	work := func(ctx context.Context, in *tasks.Resume) tasks.Outcome {
 		cr := catalog.Request{Principal: r.Principal, Input: &catalog.Input{Capabilities: caps}}
-		if in != nil {
+		if in == nil {
+			cr.Input.Responses, cr.Input.State = first.Responses, first.State
+		} else {
 			cr.Input.Responses, _ = json.Marshal(in.Responses)
 			cr.Input.State = in.State
 		}

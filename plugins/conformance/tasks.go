@@ -18,6 +18,14 @@ var (
 )
 
 var taskTools = []tool{
+	{abi.Tool{Name: "test_tool_with_task", Description: "Asks for a name on the call itself, then greets it from a task",
+		Execution: required, InputFirst: true},
+		func(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
+			if name, ok := accepted(r.Input, "user_name", "name"); ok {
+				return corral.ToolText("Hello, " + name + ", from a task!"), nil
+			}
+			return nil, corral.NeedInput("", askName)
+		}},
 	{abi.Tool{Name: "greet", Description: "Greets name (a sync-only tool)",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)},
 		func(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
