@@ -98,7 +98,8 @@ func (m *Message) ProtocolVersion() string {
 
 // HeaderName returns the value the Mcp-Name HTTP header must carry for m:
 // params.uri for resources/read, params.name for prompts/get and
-// tools/call. ok is false for other methods.
+// tools/call, params.taskId for tasks/get, tasks/update and tasks/cancel.
+// ok is false for other methods.
 func (m *Message) HeaderName() (name string, ok bool) {
 	switch m.Method {
 	case "resources/read":
