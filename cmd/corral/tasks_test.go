@@ -199,6 +199,26 @@ func TestTasksWire(t *testing.T) {
 		}
 		waitStatus(t, s, startTask(t, s, "alice", "slow_compute", `{"seconds":0}`), "completed")
 	})
+	t.Run("2025-11-25 sessions get no tasks", func(t *testing.T) {
+		sid := s.initSession(t, "alice")
+		h := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+		list := answerOf(t, s.post(t, "alice", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, h)).Body
+		if !strings.Contains(list, `"slow_compute"`) || strings.Contains(list, `"execution"`) {
+			t.Fatalf("2025-11-25 tools/list: want slow_compute without execution, got %.300s", list)
+		}
+		call := answerOf(t, s.post(t, "alice", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0,"label":"old"}}}`, h)).Body
+		if !strings.Contains(call, "computed old") || strings.Contains(call, "taskId") {
+			t.Fatalf("2025-11-25 tools/call: want a plain result, got %s", call)
+		}
+		get := answerOf(t, s.post(t, "alice", `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"x"}}`, h)).Body
+		if !strings.Contains(get, `"code":-32601`) {
+			t.Fatalf("2025-11-25 tasks/get: want -32601, got %s", get)
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + taskMeta + `}}`
+		if modern := answerOf(t, s.post(t, "alice", body, modernHeaders("tools/list", ""))).Body; !strings.Contains(modern, `"execution":{"taskSupport":"optional"}`) {
+			t.Fatalf("2026-07-28 tools/list: want execution.taskSupport, got %.300s", modern)
+		}
+	})
 	t.Run("no extension: no task", func(t *testing.T) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0,"label":"sync"},` + modernMeta + `}}`
 		var r taskReply

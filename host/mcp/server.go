@@ -552,6 +552,9 @@ func (s *Server) list(ctx context.Context, set *catalog.Set, r catalog.Request, 
 	if err != nil {
 		return nil, s.mapError(err, m, e)
 	}
+	if kind == catalog.ListTools && e == eraLegacy {
+		page.Items = withoutExecution(page.Items)
+	}
 	field := kind.String()
 	hint := rawSize(page.Items) + len(field) + 96
 	if page.NextCursor != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
@@ -188,4 +189,36 @@ func (s *Server) taskMethod(ctx context.Context, req Request, m *Message) ([]byt
 	return s.result(m.ID, eraModern, 64, func(b []byte) []byte {
 		return s.closeResult(openModern(b), eraModern, false, 0, false)
 	}), nil
+}
+
+// withoutExecution drops execution (taskSupport) from the tools of a
+// 2025-11-25 list: those sessions get no tasks, so no tool may look like
+// one that needs them. Items without it are returned as they are.
+func withoutExecution(items []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	for i, it := range items {
+		if !bytes.Contains(it, []byte(`"execution"`)) {
+			continue
+		}
+		var tool map[string]json.RawMessage
+		if json.Unmarshal(it, &tool) != nil {
+			continue
+		}
+		if _, ok := tool["execution"]; !ok {
+			continue
+		}
+		delete(tool, "execution")
+		b, err := json.Marshal(tool)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(items)
+		}
+		out[i] = b
+	}
+	if out == nil {
+		return items
+	}
+	return out
 }
