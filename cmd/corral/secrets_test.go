@@ -13,7 +13,7 @@ import (
 // variable ({env: NAME}) reaches the plugin (the issues plugin reads its
 // tracker from the file the value names, and issues://1 answers) and
 // appears nowhere in the server's log at debug level, not even when the
-// configuration is reloaded.
+// configuration is reloaded, nor on the operator console's pages.
 func TestConfigValueFromEnv(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -49,7 +49,8 @@ plugin:
 `), 0o644)
 	t.Setenv("CORRAL_TEST_ISSUES_DATA", secret)
 
-	s := startServer(t, "--config", cfg, "--log-level", "debug")
+	admin := freeAddr(t)
+	s := startServer(t, "--config", cfg, "--log-level", "debug", "--admin", admin)
 	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"issues://1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -65,6 +66,25 @@ plugin:
 	resp.Body.Close()
 	if !strings.Contains(string(raw), `"uri":"issues://1"`) || !strings.Contains(string(raw), "Login fails with SSO") {
 		t.Fatalf("issues://1 with the tracker named by the env var: %s", raw)
+	}
+	// The operator console shows the plugin, its grants and its config
+	// keys, never a value.
+	for _, page := range []string{"/console/", "/console/plugin/issues", "/console/resources"} {
+		resp, err := http.Get("http://" + admin + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		html, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s = %d", page, resp.StatusCode)
+		}
+		if page == "/console/plugin/issues" && !strings.Contains(string(html), "data") {
+			t.Errorf("%s does not name the config key data:\n%s", page, html)
+		}
+		if strings.Contains(string(html), "s3cr3t-7f2a9c") {
+			t.Errorf("the env var's value is on the console's %s", page)
+		}
 	}
 	s.hangup("SIGHUP: reloading", 1)
 	s.stop()
