@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +86,8 @@ func waitStatus(t *testing.T, s *wireServer, id, want string) taskReply {
 
 // TestTasksWire drives the tasks extension against bin/corral: every
 // status, cancellation of a sleeping guest, input through tasks/update,
-// isolation between principals, the per-principal limit, and tools/call
+// isolation between principals, the per-principal limit, a task outliving
+// its connection, input before the task, both eras, and tools/call
 // without the extension.
 func TestTasksWire(t *testing.T) {
 	s := startWire(t, wireAuth()+"tasks:\n  maxPerPrincipal: 3\n", "conformance")
@@ -170,6 +172,32 @@ func TestTasksWire(t *testing.T) {
 		if got := r.Result.Result.Content[0].Text; !strings.Contains(got, "Alice") {
 			t.Fatalf("result %q lacks the name gathered before the task", got)
 		}
+	})
+	t.Run("a task outlives its client's connection", func(t *testing.T) {
+		// The creating request's connection closes with its answer; the
+		// task goes on and is read over another connection.
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.5,"label":"alone"},` + taskMeta + `}}`
+		req, err := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+wireTokens["alice"])
+		for k, v := range modernHeaders("tools/call", "slow_compute") {
+			req.Header.Set(k, v)
+		}
+		once := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := once.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r taskReply
+		if err := json.Unmarshal([]byte(answerOf(t, resp).Body), &r); err != nil || r.Result.TaskID == "" {
+			t.Fatalf("tools/call: %+v %v", r, err)
+		}
+		once.CloseIdleConnections()
+		waitStatus(t, s, r.Result.TaskID, "completed")
 	})
 	t.Run("another principal's task answers like an unknown one", func(t *testing.T) {
 		id := startTask(t, s, "alice", "slow_compute", `{"seconds":0,"label":"mine"}`)
