@@ -22,6 +22,7 @@ type wireServer struct {
 	base  string // http://127.0.0.1:port of the MCP listener
 	admin string // http://127.0.0.1:port of the admin listener
 	logs  *syncBuf
+	pid   int // the corral process
 }
 
 // wireTokens are the bearer tokens of the principals wire tests use.
@@ -97,6 +98,7 @@ plugin:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	s.pid = cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
