@@ -558,13 +558,25 @@ func TestClusterListen(t *testing.T) {
 
 // TestClusterConformance: the official conformance suite, both eras,
 // through the proxy in front of the shared cluster, against the same
-// baseline as one process (interop/conformance.sh --url).
+// baseline as one process (interop/conformance.sh --url). A replica keeps
+// task state in its own memory, so a cluster offers no tasks extension
+// (docs/tasks.md): server/discover through the proxy must not advertise
+// it, and the tasks scenarios, which --requirements does not score, are
+// left out (--no-tasks).
 func TestClusterConformance(t *testing.T) {
 	if !clusterMode {
 		t.Skip("the cluster tests run under make test-cluster (CORRAL_TEST_CLUSTER=1)")
 	}
 	srv := sharedConformanceServer(t)
-	out, err := exec.Command("bash", filepath.Join(repoRoot, "interop", "conformance.sh"), "--url", srv.url+"/mcp").CombinedOutput()
+	w := &wire{t: t}
+	d := w.call(srv.url, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", "")...)
+	if d.Error != nil || len(d.Result) == 0 {
+		t.Fatalf("server/discover through the proxy: %+v", d)
+	}
+	if strings.Contains(string(d.Result), "io.modelcontextprotocol/tasks") {
+		t.Errorf("a cluster replica advertises the tasks extension, whose state it keeps to itself: %s", d.Result)
+	}
+	out, err := exec.Command("bash", filepath.Join(repoRoot, "interop", "conformance.sh"), "--url", srv.url+"/mcp", "--no-tasks").CombinedOutput()
 	t.Logf("conformance.sh --url %s/mcp:\n%s", srv.url, tail(string(out), 3000))
 	if err != nil {
 		t.Errorf("conformance through the proxy: %v\n%s", err, shared.cluster.logs())

@@ -13,6 +13,9 @@ func newTasks(c config.Tasks) *tasks.Manager {
 
 // failUnloaded fails the unfinished tasks of plugins no longer served.
 func failUnloaded(m *tasks.Manager, removed []string) {
+	if m == nil {
+		return
+	}
 	for _, p := range removed {
 		m.Fail(p, "The plugin "+p+" was unloaded.")
 	}
