@@ -3,7 +3,9 @@
 // the background, keeps each task's state in a Store, parks it while it
 // waits for client input, and bounds how many tasks each principal and each
 // plugin may have running. The Store is an interface so that a cluster can
-// keep task state where every replica reads it; Memory serves one process.
+// keep task state where every replica reads it (host/cluster's TaskStore),
+// and a Remote carries a cancel or an answer to the replica running the
+// task; Memory serves one process.
 package tasks
 
 import (
@@ -51,6 +53,10 @@ type Task struct {
 	// Pending holds the outstanding input requests of an input_required
 	// task, by the keys the client answers with.
 	Pending map[string]json.RawMessage
+	// Runner names the process running the task, as a Store shared by a
+	// cluster's replicas records it (the Remote's address); "" in a
+	// process's own store.
+	Runner string
 }
 
 // Store keeps task state. Get of a task that was never put, or that has
@@ -59,6 +65,17 @@ type Store interface {
 	Put(ctx context.Context, t *Task) error
 	Get(ctx context.Context, id string) (*Task, error)
 	Delete(ctx context.Context, id string) error
+}
+
+// Remote reaches the process running a task that another process of a
+// cluster started: a cancel or an answer that arrives where the task does
+// not run goes there. A Manager on one process has none.
+type Remote interface {
+	// Cancel asks the runner of the unfinished task t to cancel it.
+	Cancel(ctx context.Context, t *Task) error
+	// Update gives the runner of the input_required task t answers to its
+	// input requests (Manager.Update's responses).
+	Update(ctx context.Context, t *Task, responses map[string]json.RawMessage) error
 }
 
 // ErrNotFound is returned for a task that does not exist, has expired, or
@@ -116,6 +133,9 @@ type Config struct {
 	MaxPerPlugin    int
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Remote reaches the tasks that another process runs, with a Store
+	// that those processes share; nil: every task runs here.
+	Remote Remote
 }
 
 // Defaults of Config.
@@ -338,8 +358,10 @@ func (m *Manager) Get(ctx context.Context, owner, id string) (*Task, error) {
 }
 
 // Cancel asks owner's task id to stop; a finished task is left as it is.
+// A task another process runs is cancelled through the Remote.
 func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
-	if _, err := m.Get(ctx, owner, id); err != nil {
+	t, err := m.Get(ctx, owner, id)
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -348,24 +370,36 @@ func (m *Manager) Cancel(ctx context.Context, owner, id string) error {
 		l.cancelled = true
 	}
 	m.mu.Unlock()
-	if l != nil {
+	switch {
+	case l != nil:
 		l.cancel()
+	case m.cfg.Remote != nil && !t.Status.Terminal():
+		return m.cfg.Remote.Cancel(ctx, t)
 	}
 	return nil
 }
 
 // Update gives owner's input_required task id answers to its outstanding
 // requests. Keys that are not outstanding are ignored; the task resumes
-// once every outstanding request has an answer.
+// once every outstanding request has an answer. The answers to a task
+// another process runs go there through the Remote.
 func (m *Manager) Update(ctx context.Context, owner, id string, responses map[string]json.RawMessage) error {
 	t, err := m.Get(ctx, owner, id)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	l := m.live[id]
-	if l == nil || l.input == nil {
+	m.mu.Unlock()
+	if l == nil {
+		if m.cfg.Remote != nil && t.Status == InputRequired {
+			return m.cfg.Remote.Update(ctx, t, responses)
+		}
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l.input == nil {
 		return nil
 	}
 	answered := false

@@ -148,3 +148,71 @@ func TestDeadline(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// replicas are Managers sharing one store, each stamping the tasks it
+// puts with its name, as a cluster's store does; their Remote hands a
+// cancel or an answer to the Manager that runs the task.
+type replicas map[string]*Manager
+
+func (r replicas) Cancel(ctx context.Context, t *Task) error {
+	return r[t.Runner].Cancel(ctx, t.Owner, t.ID)
+}
+
+func (r replicas) Update(ctx context.Context, t *Task, responses map[string]json.RawMessage) error {
+	return r[t.Runner].Update(ctx, t.Owner, t.ID, responses)
+}
+
+// stamped is a shared store as seen by the replica runner.
+type stamped struct {
+	Store
+	runner string
+}
+
+func (s stamped) Put(ctx context.Context, t *Task) error {
+	cp := *t
+	cp.Runner = s.runner
+	return s.Store.Put(ctx, &cp)
+}
+
+// TestRemote: a task started by one Manager is cancelled and answered
+// through another that shares its store; another principal's cancel is
+// refused before anything is forwarded.
+func TestRemote(t *testing.T) {
+	ctx := context.Background()
+	shared := NewMemory(nil)
+	r := replicas{}
+	for _, name := range []string{"r1", "r2"} {
+		r[name] = New(Config{Remote: r}, stamped{shared, name})
+	}
+	long, err := r["r1"].Start("alice", "p", blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r["r2"].Cancel(ctx, "bob", long.ID); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bob's cancel through r2: %v, want ErrNotFound", err)
+	}
+	if got := wait(t, r["r2"], "alice", long.ID, Working); got.Runner != "r1" {
+		t.Fatalf("runner %q, want r1", got.Runner)
+	}
+	if err := r["r2"].Cancel(ctx, "alice", long.ID); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, r["r2"], "alice", long.ID, Cancelled)
+
+	asks, err := r["r1"].Start("alice", "p", func(_ context.Context, in *Resume) Outcome {
+		if in == nil {
+			return Outcome{Requests: map[string]json.RawMessage{"a": json.RawMessage(`{"method":"x"}`)}}
+		}
+		return Outcome{Result: in.Responses["a"]}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, r["r2"], "alice", asks.ID, InputRequired)
+	if err := r["r2"].Update(ctx, "alice", asks.ID, map[string]json.RawMessage{"r1.a": json.RawMessage(`{"content":[]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if done := wait(t, r["r2"], "alice", asks.ID, Completed); string(done.Result) != `{"content":[]}` {
+		t.Fatalf("result through r2's answer: %s", done.Result)
+	}
+}
