@@ -473,12 +473,20 @@ func (a *App) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) {
 	a.log.Info("stdio closed; shutting down")
 }
 
-// Stop shuts down gracefully within shutdownTimeout: not ready, listen
-// streams ended, no new connections, requests finished, background work
-// stopped, plugins closed, then the parts stopped in reverse order. It is
-// safe after a Start that failed part way.
+// Stop shuts down gracefully: not ready and no more keep-alives, then
+// http.drainDelay of serving on (a balancer's time to notice), then within
+// shutdownTimeout listen streams ended, no new connections, requests
+// finished, background work stopped, plugins closed, and the parts stopped
+// in reverse order. It is safe after a Start that failed part way.
 func (a *App) Stop() {
 	a.health.SetDraining()
+	for _, hs := range a.servers {
+		hs.SetKeepAlivesEnabled(false)
+	}
+	if d := a.cfg.Load().HTTP.DrainDelay; d > 0 && len(a.servers) > 0 {
+		a.log.Info("draining", "for", d.String())
+		time.Sleep(d)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	a.hub.Close() // listen streams end gracefully, sessions' streams stop

@@ -66,6 +66,10 @@ type HTTP struct {
 	// /mcp takes.
 	ReadHeaderTimeout time.Duration `koanf:"readHeaderTimeout"`
 	ReadBodyTimeout   time.Duration `koanf:"readBodyTimeout"`
+	// DrainDelay is how long a shutdown keeps serving after /readyz turns
+	// 503 and keep-alives stop, so that a balancer sees the replica leave
+	// before its listener closes; 0 closes at once.
+	DrainDelay time.Duration `koanf:"drainDelay"`
 	// MaxConcurrentPerPrincipal bounds the requests in progress of one
 	// principal with credentials, MaxConcurrentPerAddress those of one
 	// client address without.
@@ -307,6 +311,7 @@ func defaults() map[string]any {
 		"http.forwardedHeader":           "X-Forwarded-For",
 		"http.readHeaderTimeout":         "10s",
 		"http.readBodyTimeout":           "30s",
+		"http.drainDelay":                "0s",
 		"http.maxConcurrentPerPrincipal": 256,
 		"http.maxConcurrentPerAddress":   256,
 		"ws.addr":                        "",

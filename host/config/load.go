@@ -251,7 +251,7 @@ func splitList(s string) []string {
 var schema = []string{
 	"http.addr", "http.allowedOrigins", "http.allowedHosts", "http.maxBodyBytes",
 	"http.trustedProxies", "http.forwardedHeader",
-	"http.readHeaderTimeout", "http.readBodyTimeout", "http.maxConcurrentPerPrincipal", "http.maxConcurrentPerAddress",
+	"http.readHeaderTimeout", "http.readBodyTimeout", "http.drainDelay", "http.maxConcurrentPerPrincipal", "http.maxConcurrentPerAddress",
 	"http.maxListensPerClient", "http.maxSessions", "http.maxSessionsPerClient",
 	"ws.addr", "admin.addr",
 	"log.level", "log.format",

@@ -75,6 +75,9 @@ func validate(cfg *Config) []problem {
 	if d := cfg.HTTP.ReadBodyTimeout; d < 100*time.Millisecond || d > time.Hour {
 		bad("http.readBodyTimeout", "must be between 100ms and 1h, got %v", d)
 	}
+	if d := cfg.HTTP.DrainDelay; d < 0 || d > 5*time.Minute {
+		bad("http.drainDelay", "must be between 0s and 5m, got %v", d)
+	}
 	if n := cfg.HTTP.MaxConcurrentPerPrincipal; n < 1 || n > 1<<20 {
 		bad("http.maxConcurrentPerPrincipal", "must be between 1 and 1048576, got %d", n)
 	}
