@@ -10,6 +10,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
+	"github.com/corral-mcp/corral/host/internal/jsontest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -146,7 +147,7 @@ func FuzzReadOutput(f *testing.F) {
 				return err
 			})
 		}
-		if ambiguous(raw) {
+		if jsontest.Folded(raw, outputNames...) {
 			return
 		}
 		if got := kindOf(err); got != wantKind {
@@ -179,7 +180,7 @@ func FuzzPromptOutput(f *testing.F) {
 				return err
 			})
 		}
-		if ambiguous(raw) {
+		if jsontest.Folded(raw, outputNames...) {
 			return
 		}
 		if (err == nil) != ok {
@@ -206,7 +207,7 @@ func FuzzToolOutput(f *testing.F) {
 				return err
 			})
 		}
-		if ambiguous(raw) {
+		if jsontest.Folded(raw, outputNames...) {
 			return
 		}
 		if (err == nil) != ok {
@@ -241,7 +242,7 @@ func FuzzListOutput(f *testing.F) {
 				return err
 			})
 		}
-		if ambiguous(raw) {
+		if jsontest.Folded(raw, outputNames...) {
 			return
 		}
 		if skipped == ok {
@@ -272,7 +273,7 @@ func FuzzCompleteOutput(f *testing.F) {
 				}
 			}
 		}
-		if ambiguous(raw) {
+		if jsontest.Folded(raw, outputNames...) {
 			return
 		}
 		if (err == nil) != (wantErr == nil) {
@@ -307,57 +308,6 @@ var outputNames = func() []string {
 	}
 	return all
 }()
-
-// ambiguous reports whether some object in raw (valid JSON) has two member
-// names equal under case folding, or one matching a name the catalog reads
-// only by case: where encoding/json picks one and the strict reader refuses.
-func ambiguous(raw []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	type frame struct {
-		obj   bool
-		names []string
-		key   bool
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		top := len(stack) - 1
-		if top >= 0 && stack[top].obj && stack[top].key {
-			if s, ok := tok.(string); ok {
-				for _, n := range stack[top].names {
-					if strings.EqualFold(n, s) {
-						return true
-					}
-				}
-				for _, n := range outputNames {
-					if n != s && strings.EqualFold(n, s) {
-						return true
-					}
-				}
-				stack[top].names = append(stack[top].names, s)
-				stack[top].key = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{obj: true, key: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-			top--
-		}
-		if top >= 0 && stack[top].obj {
-			stack[top].key = true
-		}
-	}
-}
 
 // refusedVariants are raw with a top-level member repeated and with one
 // written in another case: what the strict reader must always refuse.

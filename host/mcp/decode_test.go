@@ -3,11 +3,11 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/corral-mcp/corral/host/internal/jsontest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -78,51 +78,6 @@ var knownNames = []string{"jsonrpc", "id", "method", "params", "result", "error"
 	"io.modelcontextprotocol/logLevel", "progressToken", "type", "value",
 	"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
 
-// ambiguous reports whether some object in b (valid JSON) has two names
-// equal under case folding, or a name matching a known one only by case.
-func ambiguous(b []byte) bool {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	type frame struct {
-		obj   bool
-		names []string
-		key   bool
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF || err != nil {
-			return false
-		}
-		top := len(stack) - 1
-		if top >= 0 && stack[top].obj && stack[top].key {
-			if s, ok := tok.(string); ok {
-				for _, n := range append(stack[top].names, knownNames...) {
-					if strings.EqualFold(n, s) && (s != n || contains(stack[top].names, s)) {
-						return true
-					}
-				}
-				stack[top].names = append(stack[top].names, s)
-				stack[top].key = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{obj: true, key: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-			top--
-		}
-		if top >= 0 && stack[top].obj {
-			stack[top].key = true
-		}
-	}
-}
-
 func contains(l []string, s string) bool {
 	for _, x := range l {
 		if x == s {
@@ -174,7 +129,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		got, gotErr := Decode(b)
-		if utf8.Valid(b) && (!json.Valid(b) || !ambiguous(b)) {
+		if utf8.Valid(b) && (!json.Valid(b) || !jsontest.Folded(b, knownNames...)) {
 			want, wantErr := referenceDecode(b)
 			if diff := cmp.Diff(wantErr, gotErr); diff != "" {
 				t.Fatalf("error for %q (-encoding/json +Decode):\n%s", b, diff)

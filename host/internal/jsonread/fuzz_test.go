@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/corral-mcp/corral/host/internal/jsontest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -58,66 +58,6 @@ func readAny(d *Decoder) any {
 	}
 }
 
-// folded reports whether some object in b (valid JSON) has two member
-// names equal under case folding (repeated ones included), or one that
-// matches a known name only by case.
-func folded(b []byte, known ...string) bool {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	type frame struct {
-		obj   bool
-		names []string
-		key   bool // the next token in an object is a name
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return false
-		}
-		if err != nil {
-			return false
-		}
-		top := len(stack) - 1
-		if top >= 0 && stack[top].obj && stack[top].key {
-			if s, ok := tok.(string); ok {
-				for _, n := range known {
-					if s != n && bytes.EqualFold([]byte(n), []byte(s)) {
-						return true
-					}
-				}
-				for _, n := range stack[top].names {
-					if bytes.EqualFold([]byte(n), []byte(s)) {
-						return true
-					}
-				}
-				stack[top].names = append(stack[top].names, s)
-				stack[top].key = false
-				continue
-			}
-		}
-		switch tok {
-		case json.Delim('{'):
-			if top >= 0 && stack[top].obj {
-				stack[top].key = true
-			}
-			stack = append(stack, frame{obj: true, key: true})
-			continue
-		case json.Delim('['):
-			if top >= 0 && stack[top].obj {
-				stack[top].key = true
-			}
-			stack = append(stack, frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:top]
-			top--
-		}
-		if top >= 0 && stack[top].obj {
-			stack[top].key = true
-		}
-	}
-}
-
 // FuzzUnmarshal holds the reader to encoding/json: on valid UTF-8 with
 // no repeated and no case-folded member names both accept the same
 // inputs and decode the same values (into an interface and into a
@@ -138,7 +78,7 @@ func FuzzUnmarshal(f *testing.F) {
 		d := NewDecoder(b)
 		got := readAny(d)
 		errR := d.End()
-		clean := utf8.Valid(b) && (errJ != nil || !folded(b))
+		clean := utf8.Valid(b) && (errJ != nil || !jsontest.Folded(b))
 		if errJ != nil && errR == nil {
 			t.Fatalf("reader accepts what encoding/json refuses (%v): %q", errJ, b)
 		}
@@ -157,7 +97,7 @@ func FuzzUnmarshal(f *testing.F) {
 		var p1, p2 probe
 		errJ = json.Unmarshal(b, &p1)
 		errU := Unmarshal(b, &p2)
-		clean = clean && (errJ != nil || !folded(b, probeNames...))
+		clean = clean && (errJ != nil || !jsontest.Folded(b, probeNames...))
 		if clean && (errJ == nil) != (errU == nil) {
 			t.Fatalf("Unmarshal: encoding/json %v, reader %v, for %q", errJ, errU, b)
 		}
