@@ -115,7 +115,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	}
 	a.cfg.Store(cfg)
 
-	a.metrics = metrics.New(metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit})
+	a.metrics = metrics.New(metrics.Options{Build: metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit}, PluginHistograms: cfg.Metrics.PluginHistograms})
 	if cfg.Trace.Exporter != "" {
 		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version})
 		a.log.Info("tracing", "exporter", cfg.Trace.Exporter, "endpoint", cfg.Trace.Endpoint, "sampleRatio", cfg.Trace.SampleRatio, "names", cfg.Trace.Names)

@@ -42,6 +42,8 @@ type Config struct {
 	Trace Trace `koanf:"trace"`
 	// Tasks bounds tool calls run as tasks.
 	Tasks Tasks `koanf:"tasks"`
+	// Metrics bounds the Prometheus series kept per plugin.
+	Metrics Metrics `koanf:"metrics"`
 
 	// origins says where each value came from, for Errorf; nil for a
 	// Config not made by Load.
@@ -348,6 +350,7 @@ func defaults() map[string]any {
 	keysDefaults(m)
 	clusterDefaults(m)
 	traceDefaults(m)
+	metricsDefaults(m)
 	return m
 }
 

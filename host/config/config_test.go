@@ -133,6 +133,8 @@ func TestErrorsNameKeyAndLine(t *testing.T) {
 		{"bad extension", "i.json", "{}", nil, []string{"unknown format"}},
 		{"cursor key", "j.yaml", "catalog:\n  cursorKey: zz\n", nil, []string{"j.yaml:2: catalog.cursorKey: must be hex"}},
 		{"scalar for table", "k.yaml", "http: 5\n", nil, []string{"k.yaml:1: http: must be a table"}},
+		{"metrics bound", "l.yaml", "metrics:\n  pluginHistograms: -1\n", []string{"CORRAL_LOG_LEVEL=info"},
+			[]string{"l.yaml:2: metrics.pluginHistograms: must be between 0 and 100000, got -1"}},
 		{"trusted proxy", "l.yaml", "http:\n  trustedProxies: [10.0.0.0/8, proxy.example]\n", nil,
 			[]string{`l.yaml:2: http.trustedProxies: want a CIDR prefix (10.0.0.0/8) or an IP address, got "proxy.example"`}},
 		{"forwarded header", "m.yaml", "http:\n  forwardedHeader: X-Real-IP\n", nil,

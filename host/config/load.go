@@ -274,6 +274,7 @@ func init() {
 	schema = append(schema, keysKeys...)
 	schema = append(schema, clusterKeys...)
 	schema = append(schema, traceKeys...)
+	schema = append(schema, metricsKeys...)
 	listKeys["cluster.nats"] = true
 	for _, k := range authListKeys {
 		listKeys[k] = true

@@ -120,6 +120,7 @@ func validate(cfg *Config) []problem {
 	validateKeys(cfg, bad)
 	validateCluster(cfg, bad)
 	validateTrace(cfg, bad)
+	validateMetrics(cfg, bad)
 	if d := cfg.Plugins.Debounce; d < 10*time.Millisecond || d > 10*time.Second {
 		bad("plugins.debounce", "must be between 10ms and 10s, got %v", d)
 	}

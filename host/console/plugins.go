@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -58,8 +59,11 @@ type stats struct {
 	Rate        float64 // calls per second over the last sampling window
 	Errors      map[string]float64
 	ErrorsTotal float64
-	MeanLatency float64 // seconds
-	P95Latency  float64 // seconds, the upper bound of the bucket holding the 95th percentile; 0 without calls
+	MeanLatency float64 // seconds, from the plugin's call counters
+	// P95Latency is the upper bound, in seconds, of the bucket holding
+	// the 95th percentile; 0 without calls or when the plugin has no
+	// latency histogram of its own (metrics.pluginHistograms).
+	P95Latency  float64
 	Instances   float64
 	Quarantined bool
 	LastErrors  []metrics.CallError
@@ -184,8 +188,8 @@ func (c *Console) stats() map[string]stats {
 		return s
 	}
 	buckets := map[string]map[float64]uint64{}
-	var count = map[string]uint64{}
-	var sum = map[string]float64{}
+	count := map[string]uint64{}
+	seconds := map[string]float64{}
 	for _, f := range families {
 		for _, mt := range f.GetMetric() {
 			p := label(mt, "plugin")
@@ -196,6 +200,8 @@ func (c *Console) stats() map[string]stats {
 			switch f.GetName() {
 			case "corral_plugin_calls_total":
 				s.Calls += mt.GetCounter().GetValue()
+			case "corral_plugin_call_seconds_total":
+				seconds[p] += mt.GetCounter().GetValue()
 			case "corral_plugin_call_errors_total":
 				v := mt.GetCounter().GetValue()
 				s.Errors[label(mt, "class")] += v
@@ -207,7 +213,6 @@ func (c *Console) stats() map[string]stats {
 			case "corral_plugin_call_duration_seconds":
 				h := mt.GetHistogram()
 				count[p] += h.GetSampleCount()
-				sum[p] += h.GetSampleSum()
 				if buckets[p] == nil {
 					buckets[p] = map[float64]uint64{}
 				}
@@ -225,8 +230,10 @@ func (c *Console) stats() map[string]stats {
 	rate := c.rates.update(time.Now(), calls)
 	for p, s := range out {
 		s.Rate = rate[p]
+		if s.Calls > 0 {
+			s.MeanLatency = seconds[p] / s.Calls
+		}
 		if n := count[p]; n > 0 {
-			s.MeanLatency = sum[p] / float64(n)
 			s.P95Latency = percentile(buckets[p], n, 0.95)
 		}
 		s.LastErrors = m.LastErrors(p)
@@ -239,7 +246,7 @@ func (c *Console) stats() map[string]stats {
 // q of n samples (+Inf shown as the largest finite bound).
 func percentile(b map[float64]uint64, n uint64, q float64) float64 {
 	bounds := slices.Sorted(maps.Keys(b))
-	want := uint64(q * float64(n))
+	want := uint64(math.Ceil(q * float64(n))) // the rank of the sample, 1-based
 	for _, ub := range bounds {
 		if b[ub] >= want {
 			return ub

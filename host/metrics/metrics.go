@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,19 +19,45 @@ type BuildInfo struct {
 	Commit  string
 }
 
+// Options configure [New].
+type Options struct {
+	Build BuildInfo
+	// PluginHistograms is how many plugins get latency histograms of
+	// their own (config metrics.pluginHistograms): the first that many
+	// distinct plugins called, in order of their first call. Every other
+	// plugin's calls are observed under the plugin label [OtherPlugin],
+	// so that the histogram series stay bounded however many plugins
+	// serve; the per-plugin counters (calls, errors, call seconds) are
+	// kept for every plugin. 0 gives no plugin a histogram of its own.
+	PluginHistograms int
+}
+
+// OtherPlugin is the plugin label of the latency histograms of every
+// plugin past [Options.PluginHistograms]. A plugin name cannot start with
+// "_", so it never names a plugin.
+const OtherPlugin = "_other"
+
 // Metrics holds corral's collectors. Its methods are safe for concurrent
 // use and never block.
 type Metrics struct {
 	reg *prometheus.Registry
 
 	calls       *prometheus.CounterVec
+	callSeconds *prometheus.CounterVec
 	errors      *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
-	instances   *prometheus.GaugeVec
-	discards    *prometheus.CounterVec
-	quarantined *prometheus.GaugeVec
-	denied      *prometheus.CounterVec
-	listSkipped *prometheus.CounterVec
+	// histograms are the plugins whose latency has series of its own,
+	// at most histogramLimit of them.
+	histograms     sync.Map // plugin name -> struct{}
+	histogramsFull atomic.Bool
+	histogramMu    sync.Mutex
+	histogramCount int
+	histogramLimit int
+	instances      *prometheus.GaugeVec
+	discards       *prometheus.CounterVec
+	quarantined    *prometheus.GaugeVec
+	denied         *prometheus.CounterVec
+	listSkipped    *prometheus.CounterVec
 
 	reloads        *prometheus.CounterVec
 	reloadOK       prometheus.Gauge
@@ -56,19 +83,24 @@ type CallError struct {
 
 // New returns Metrics registered on a new registry, together with the Go
 // runtime and process collectors.
-func New(info BuildInfo) *Metrics {
+func New(o Options) *Metrics {
+	info := o.Build
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		reg: reg,
+		reg:            reg,
+		histogramLimit: o.PluginHistograms,
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_plugin_calls_total", Help: "Calls into plugins, by plugin and method.",
 		}, []string{"plugin", "method"}),
+		callSeconds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "corral_plugin_call_seconds_total", Help: "Time spent in plugin calls, by plugin (divided by the plugin's calls: its mean latency).",
+		}, []string{"plugin"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "corral_plugin_call_errors_total", Help: "Plugin calls that did not succeed, by plugin, method and class (guest_error, trap, timeout, …).",
 		}, []string{"plugin", "method", "class"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "corral_plugin_call_duration_seconds",
-			Help:    "Latency of plugin calls, by plugin and method.",
+			Help:    "Latency of plugin calls, by plugin and method, for the first metrics.pluginHistograms plugins called; every other plugin's calls are under plugin=\"_other\".",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"plugin", "method"}),
 		instances: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -112,7 +144,7 @@ func New(info BuildInfo) *Metrics {
 		ConstLabels: prometheus.Labels{"version": info.Version, "commit": info.Commit, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	reg.MustRegister(m.calls, m.errors, m.latency, m.instances, m.discards, m.quarantined, m.denied, m.listSkipped,
+	reg.MustRegister(m.calls, m.callSeconds, m.errors, m.latency, m.instances, m.discards, m.quarantined, m.denied, m.listSkipped,
 		m.reloads, m.reloadOK, m.reloadTime, m.reloadDuration, m.serving, m.failed, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -130,11 +162,36 @@ func (m *Metrics) Handler() http.Handler {
 // runtime's error class.
 func (m *Metrics) Call(plugin, method string, d time.Duration, class string) {
 	m.calls.WithLabelValues(plugin, method).Inc()
-	m.latency.WithLabelValues(plugin, method).Observe(d.Seconds())
+	m.callSeconds.WithLabelValues(plugin).Add(d.Seconds())
+	m.latency.WithLabelValues(m.histogramLabel(plugin), method).Observe(d.Seconds())
 	if class != "ok" {
 		m.errors.WithLabelValues(plugin, method, class).Inc()
 		m.lastError(plugin, method, class)
 	}
+}
+
+// histogramLabel is the plugin label plugin's latency is observed under:
+// its own name while it is among the first histogramLimit plugins called,
+// else OtherPlugin.
+func (m *Metrics) histogramLabel(plugin string) string {
+	if _, ok := m.histograms.Load(plugin); ok {
+		return plugin
+	}
+	if m.histogramsFull.Load() {
+		return OtherPlugin
+	}
+	m.histogramMu.Lock()
+	defer m.histogramMu.Unlock()
+	if _, ok := m.histograms.Load(plugin); ok {
+		return plugin
+	}
+	if m.histogramCount >= m.histogramLimit {
+		m.histogramsFull.Store(true)
+		return OtherPlugin
+	}
+	m.histogramCount++
+	m.histograms.Store(plugin, struct{}{})
+	return plugin
 }
 
 func (m *Metrics) lastError(plugin, method, class string) {

@@ -45,7 +45,7 @@ func deniedSeries(t *testing.T, m *metrics.Metrics) []string {
 // per reason, none naming what the guest asked for. Before, every host
 // and scheme became a label value of its own, never freed.
 func TestDeniedLabelsBounded(t *testing.T) {
-	m := metrics.New(metrics.BuildInfo{})
+	m := metrics.New(metrics.Options{})
 	rt, err := NewRuntime(context.Background(), RuntimeConfig{Engine: kitEngine, Observer: deniedMetrics{m: m}})
 	if err != nil {
 		t.Fatal(err)

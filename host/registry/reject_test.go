@@ -56,7 +56,7 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 // never quarantined and the metric stayed 0.)
 func TestRejectedOutputQuarantines(t *testing.T) {
 	ctx := context.Background()
-	m := metrics.New(metrics.BuildInfo{})
+	m := metrics.New(metrics.Options{})
 	rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{Observer: metricsObserver{m}})
 	if err != nil {
 		t.Fatal(err)
