@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,15 +64,7 @@ func serving(a *App) []string {
 // part that fails to start fails Start with its name, and only the parts
 // already started are stopped.
 func TestAppPartsLifecycle(t *testing.T) {
-	builtPlugins(t, "conformance")
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "conformance.wasm"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := pluginDir(t)
 	addr := freeAddr(t)
 	cfg, err := config.Load(config.Source{Flags: map[string]any{
 		"plugins.dir": dir, "http.addr": addr, "log.level": "error",

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The capabilities every answer must carry, whatever is loaded: the
@@ -23,16 +20,7 @@ const (
 // guest, seconds to compile) and an empty compilation cache for it.
 func coldPlugins(t *testing.T) (dir, cache string) {
 	t.Helper()
-	builtPlugins(t, "conformance")
-	dir = t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, t.TempDir()
+	return pluginDir(t), t.TempDir()
 }
 
 // TestColdStartAdvertisesCapabilities starts bin/corral on a cold
@@ -107,39 +95,10 @@ func TestColdStartAdvertisesCapabilities(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
 		dir, cache := coldPlugins(t)
-		cmd := exec.Command(bin, "serve", "--plugins", dir)
-		cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+cache)
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		var stderr syncBuf
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-			if t.Failed() {
-				t.Logf("stderr:\n%s", stderr.String())
-			}
-		}()
-		if _, err := io.WriteString(stdin, legacyInitialize+"\n"); err != nil {
-			t.Fatal(err)
-		}
-		line := make(chan string, 1)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			sc.Scan()
-			line <- sc.Text()
-		}()
-		select {
-		case got := <-line:
-			if !strings.Contains(got, `"id":1`) || !strings.Contains(got, legacyCaps) {
-				t.Errorf("initialize over stdio: %s\nwant %s", got, legacyCaps)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatal("no answer to initialize over stdio within 60s")
+		s := startStdio(t, []string{"CORRAL_PLUGINS_CACHE_DIR=" + cache}, "--plugins", dir)
+		s.send(legacyInitialize)
+		if got := s.line(); !strings.Contains(got, `"id":1`) || !strings.Contains(got, legacyCaps) {
+			t.Errorf("initialize over stdio: %s\nwant %s", got, legacyCaps)
 		}
 	})
 }

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -126,34 +123,9 @@ func TestStdioListenBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	builtPlugins(t, "conformance")
-	bin := corralBinary(t)
-	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve", "--plugins", dir, "--log-level", "warn")
-	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuf
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("stderr:\n%s", stderr.String())
-		}
-	}()
+	s := startStdio(t, nil, "--plugins", pluginDir(t), "--log-level", "warn")
 	go func() {
-		w := bufio.NewWriter(stdin)
+		w := bufio.NewWriter(s.stdin)
 		for i := range listenFrames {
 			if _, err := w.WriteString(listenLine(i) + "\n"); err != nil {
 				return
@@ -161,14 +133,7 @@ func TestStdioListenBound(t *testing.T) {
 		}
 		_ = w.Flush()
 	}()
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
-	acks, refused := countListens(t, func() (string, error) {
-		if !lines.Scan() {
-			return "", fmt.Errorf("stdout ended: %v", lines.Err())
-		}
-		return lines.Text(), nil
-	})
+	acks, refused := countListens(t, s.next)
 	if acks != mcp.MaxListens || refused != listenFrames-mcp.MaxListens {
 		t.Errorf("%d acknowledged, %d refused; want %d and %d", acks, refused, mcp.MaxListens, listenFrames-mcp.MaxListens)
 	}

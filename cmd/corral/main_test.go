@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -293,30 +292,8 @@ func TestServeStdio(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	builtPlugins(t, "conformance")
-	bin := corralBinary(t)
-	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644)
 	admin := freeAddr(t)
-	cmd := exec.Command(bin, "serve", "--plugins", dir, "--admin", admin)
-	cmd.Env = append(os.Environ(), "CORRAL_PLUGINS_CACHE_DIR="+filepath.Join(repoRoot, "build", "cache"))
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuf
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("stderr:\n%s", stderr.String())
-		}
-	}()
+	s := startStdio(t, nil, "--plugins", pluginDir(t), "--admin", admin)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get("http://" + admin + "/readyz")
@@ -331,27 +308,11 @@ func TestServeStdio(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n")
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	if !sc.Scan() {
-		t.Fatalf("no response line: %v", sc.Err())
-	}
-	line := sc.Text()
-	if !strings.Contains(line, `"id":7`) || !strings.Contains(line, "test_simple_text") {
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if line := s.line(); !strings.Contains(line, `"id":7`) || !strings.Contains(line, "test_simple_text") {
 		t.Errorf("response %s", line)
 	}
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after stdin EOF: %v, want 0", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("no exit within 15s of stdin EOF")
-	}
+	s.closeStdin()
 }
 
 func TestCheckReportsConflicts(t *testing.T) {

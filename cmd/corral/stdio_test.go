@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStdioOnly: --stdio switches off the configured listeners, keeps an
@@ -58,68 +54,25 @@ func TestServeStdioIgnoresConfiguredListeners(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	builtPlugins(t, "conformance")
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	dir := t.TempDir()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "build", "plugins", "conformance.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "conformance.wasm"), data, 0o644)
+	dir := pluginDir(t)
 	cfg := filepath.Join(dir, "corral.yaml")
 	addr := taken.Addr().String()
 	os.WriteFile(cfg, []byte(fmt.Sprintf("http:\n  addr: %s\nws:\n  addr: %s\nadmin:\n  addr: %s\nplugins:\n  dir: .\n  cacheDir: %s\n",
 		addr, addr, addr, filepath.Join(repoRoot, "build", "cache"))), 0o644)
 
-	cmd := exec.Command(corralBinary(t), "serve", "--stdio", "--config", cfg)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuf
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	s := startStdio(t, nil, "--stdio", "--config", cfg)
+	s.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	if line := s.line(); !strings.Contains(line, `"id":7`) || !strings.Contains(line, `"tools"`) {
+		t.Fatalf("response %q", line)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("stderr:\n%s", stderr.String())
-		}
-	}()
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n")
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	select {
-	case line, ok := <-lines:
-		if !ok || !strings.Contains(line, `"id":7`) || !strings.Contains(line, `"tools"`) {
-			t.Fatalf("response %q", line)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("no answer on stdout within 60s")
-	}
-	stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after stdin EOF: %v, want 0", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("no exit within 15s of stdin EOF")
-	}
-	if strings.Contains(stderr.String(), "address already in use") {
-		t.Errorf("tried to listen: %s", stderr.String())
+	s.closeStdin()
+	if strings.Contains(s.stderr.String(), "address already in use") {
+		t.Errorf("tried to listen: %s", s.stderr.String())
 	}
 }
 
