@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-engines soak browser test-console test-cluster bench-cluster cluster-parts
+.PHONY: build-wasmtime test-wasmtime bench-density bench-engines soak browser test-console test-cluster bench-cluster cluster-parts
 .PHONY: jaeger test-traces
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
@@ -238,6 +238,13 @@ bench-cluster: cluster-parts
 	$(GO) test -run '^$$' -bench 'KV|CrossReplica|SessionGet' -benchtime 200x ./host/cluster
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterNotify' -benchtime 20x .
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterThroughput' -benchtime 3000x .
+
+# Row 5 of make bench at full size (docs/performance.md#density): 1,000
+# Go-guest and 10,000 small plugins per process, on wazero and wasmtime.
+# Cold, about 45 minutes and 40 GB of disk; the script checks df and
+# memory first and scales the Go fleet down, with a note, when short.
+bench-density: build build-wasmtime
+	bash interop/bench-density.sh
 
 bench: build plugins build-wasmtime examples
 	bash interop/bench.sh

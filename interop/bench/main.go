@@ -72,6 +72,14 @@ type options struct {
 	conc        []int
 	rows        map[int]bool
 	timeout     time.Duration
+	title       string // the command the table says it comes from
+
+	// Row 5, density.
+	engines      []string
+	densityGo    int
+	densitySmall int
+	cold         bool
+	sleepAfter   time.Duration
 }
 
 func run(args []string) error {
@@ -90,6 +98,12 @@ func run(args []string) error {
 	conc := fs.String("clients", "1,8,64", "concurrent clients, comma-separated")
 	rows := fs.String("rows", "1,2,3,4,5,6,7,8", "table rows to run, comma-separated")
 	fs.DurationVar(&o.timeout, "timeout", 14*time.Minute, "stop everything after this long")
+	fs.StringVar(&o.title, "title", "make bench", "the command the table names as its source")
+	engines := fs.String("engines", "wazero", "row 5: engines, comma-separated (wasmtime runs ROOT/bin/corral-wasmtime)")
+	fs.IntVar(&o.densityGo, "density-go", 100, "row 5: distinct Go-guest plugins of 1,000 resources each (at most 1000)")
+	fs.IntVar(&o.densitySmall, "density-small", 1000, "row 5: small generated plugins")
+	fs.BoolVar(&o.cold, "cold", false, "row 5: wipe the Go guests' compilation cache first (small plugins always start cold)")
+	fs.DurationVar(&o.sleepAfter, "sleep-after", 3*time.Second, "row 5: every plugin's limits.sleepAfter, when the binary has that key")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -115,6 +129,17 @@ func run(args []string) error {
 			return fmt.Errorf("-clients: bad %q", f)
 		}
 		o.conc = append(o.conc, n)
+	}
+	for _, e := range strings.Split(*engines, ",") {
+		switch e = strings.TrimSpace(e); e {
+		case "wazero", "wasmtime":
+			o.engines = append(o.engines, e)
+		default:
+			return fmt.Errorf("-engines: unknown engine %q (wazero, wasmtime)", e)
+		}
+	}
+	if o.densityGo > 1000 {
+		return fmt.Errorf("-density-go: at most 1000 (the fleet's names are bfx000 … bfx999), got %d", o.densityGo)
 	}
 	o.rows = map[int]bool{}
 	for _, f := range strings.Split(*rows, ",") {
@@ -145,7 +170,7 @@ func run(args []string) error {
 		{2, rowPeers},
 		{3, rowOverhead},
 		{4, rowPool},
-		{5, rowScaling},
+		{5, rowDensity},
 		{6, rowStart},
 		{7, rowNotify},
 		{8, rowHidden},

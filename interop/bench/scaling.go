@@ -143,81 +143,9 @@ func lastCursor(ctx context.Context, url string) (string, int, error) {
 	}
 }
 
-// rowScaling is row 5: resources/list page latency, and memory, with 1, 10
-// and 100 plugins of 1,000 resources each (three servers alive at once, so
-// each repetition measures all three seconds apart); and the memory of one
-// more instance of a Go guest.
-func rowScaling(ctx context.Context, o options, t *table) error {
-	type result struct {
-		n                  int
-		p                  *proc
-		names              []string
-		last               call
-		pages              int
-		f50, f99, l50, l99 []time.Duration
-		idle, loaded       int64
-		ready              time.Duration
-	}
-	var rs []*result
-	defer func() {
-		for _, r := range rs {
-			r.p.stop()
-		}
-	}()
-	for _, n := range []int{1, 10, 100} {
-		t0 := time.Now()
-		p, names, err := startFleet(ctx, o, fmt.Sprint(n), n, 1000, 2)
-		if err != nil {
-			return err
-		}
-		r := &result{n: n, p: p, names: names, ready: time.Since(t0)}
-		rs = append(rs, r)
-		cursor, pages, err := lastCursor(ctx, p.url)
-		if err != nil {
-			return err
-		}
-		r.pages, r.last = pages, callList
-		r.last.params = `"cursor":"` + cursor + `",`
-	}
-	for range o.reps {
-		for _, r := range rs {
-			a := load(ctx, r.p.url, []call{callList}, 1, o.warm, o.dur)
-			b := load(ctx, r.p.url, []call{r.last}, 1, o.warm, o.dur)
-			if a.errs+b.errs > 0 {
-				return fmt.Errorf("%d plugins: list errors: %v %v", r.n, a.firstErr, b.firstErr)
-			}
-			r.f50, r.f99, r.l50, r.l99 = append(r.f50, a.p50), append(r.f99, a.p99), append(r.l50, b.p50), append(r.l99, b.p99)
-		}
-	}
-	for _, r := range rs {
-		var err error
-		if r.idle, err = rssKiB(r.p.pid()); err != nil {
-			return err
-		}
-		var reads []call
-		for _, name := range r.names {
-			reads = append(reads, call{"resources/read", name + "://doc", `"uri":"` + name + `://doc",`})
-		}
-		var lr loadResult
-		r.loaded = peakRSS(r.p.pid(), func() { lr = load(ctx, r.p.url, reads, 8, o.warm, 2*o.dur) })
-		if lr.errs > 0 {
-			return fmt.Errorf("%d plugins: read errors under load: %v", r.n, lr.firstErr)
-		}
-	}
-	t.section("5. Scaling: plugins of 1,000 resources each (up to 2 instances each)",
-		"plugins", "list pages", "first page p50 / p99", "last page p50 / p99", "RSS idle", "RSS peak under load (8 clients reading every plugin)", "time to ready")
-	for _, r := range rs {
-		t.row(fmt.Sprint(r.n), fmt.Sprint(r.pages), fmtDur(median(r.f50))+" / "+fmtDur(median(r.f99)),
-			fmtDur(median(r.l50))+" / "+fmtDur(median(r.l99)), fmtMiB(r.idle), fmtMiB(r.loaded), fmtDur(r.ready))
-	}
-	a, z := rs[0], rs[len(rs)-1]
-	t.note(fmt.Sprintf("Page latency growth from 1 to 100 plugins (target < 2×): first page p50 %s, last page p50 %s.",
-		fmtRatio(float64(median(z.f50))/float64(median(a.f50))), fmtRatio(float64(median(z.l50))/float64(median(a.l50)))))
-	for _, r := range rs {
-		r.p.stop()
-	}
-	rs = nil
-
+// instanceMemory ends row 5: the memory of one more instance of a Go
+// guest.
+func instanceMemory(ctx context.Context, o options, t *table) error {
 	// One more instance of a Go guest: one plugin allowed 1 and 8
 	// instances, used by 8 clients, then idle. The pool grows on demand,
 	// so the instances actually live are read from the server's metrics.

@@ -18,8 +18,8 @@ type table struct {
 func newTable(o options) *table {
 	t := &table{o: o, start: time.Now()}
 	fmt.Fprintf(&t.b, "## Results\n\n")
-	fmt.Fprintf(&t.b, "`make bench` (interop/bench, %s, %d cores, %s; each load run %s after %s warm-up, %d repetitions, medians; clients %v)\n\n",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), cpuModel(), o.dur, o.warm, o.reps, o.conc)
+	fmt.Fprintf(&t.b, "`%s` (interop/bench, %s, %d cores, %s; each load run %s after %s warm-up, %d repetitions, medians; clients %v)\n\n",
+		o.title, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), cpuModel(), o.dur, o.warm, o.reps, o.conc)
 	return t
 }
 
