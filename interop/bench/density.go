@@ -56,6 +56,10 @@ func docsOf(names []string) []string {
 // touch: the hot subset of a fleet.
 const workingSet = 100
 
+// wakeBudget bounds the time spent sampling first calls of sleeping
+// plugins, one at a time.
+const wakeBudget = time.Minute
+
 // densityServer is one corral process serving a fleet.
 type densityServer struct {
 	p           *proc
@@ -254,10 +258,15 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 
 	hot := spread(big.docs, workingSet)
 	if sleepAfter > 0 {
-		// The first call of each sampled plugin wakes it.
+		// The first call of each sampled plugin wakes it; at least 10
+		// samples, and no more once a minute has gone.
 		cl := newClient(1)
 		var buf bytes.Buffer
-		for _, uri := range hot {
+		t1 := time.Now()
+		for i, uri := range hot {
+			if i >= 10 && time.Since(t1) > wakeBudget {
+				break
+			}
 			c := call{"resources/read", uri, `"uri":"` + uri + `",`}
 			t0 := time.Now()
 			if err := do(ctx, cl, big.p.url, c, c.body(), &buf); err != nil {
@@ -329,7 +338,7 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 		}
 		wake := "n/a: no sleep key"
 		if len(r.wake) > 0 {
-			wake = fmtDur(percentile(r.wake, 0.5)) + " / " + fmtDur(percentile(r.wake, 0.99))
+			wake = fmt.Sprintf("%s / %s (%d plugins)", fmtDur(percentile(r.wake, 0.5)), fmtDur(percentile(r.wake, 0.99)), len(r.wake))
 			asleep = true
 		}
 		t.row(r.engine, fmt.Sprintf("%d %s", r.n, r.kind.label), fmt.Sprint(r.pages),
@@ -344,7 +353,7 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 	idleAt, wake := "1 s after the page loads (this binary has no `limits.sleepAfter`: every plugin stays hot)", ""
 	if asleep {
 		idleAt = "once every plugin was past its `limits.sleepAfter` (" + o.sleepAfter.String() + ") by 2 s"
-		wake = " Before the load, the first call of each of those plugins, asleep, was timed one at a time."
+		wake = " Before the load, the first call of each of those plugins, asleep, was timed one at a time (for at most " + wakeBudget.String() + ", at least 10 plugins)."
 	}
 	t.note(fmt.Sprintf("Each server of N plugins ran beside one of 1 plugin of the same kind (÷ 1 plugin: the ratio of their "+
 		"p50s in the same repetitions; per plugin: (RSS idle of N − RSS idle of 1) ÷ (N − 1)). RSS is VmRSS, anonymous "+
