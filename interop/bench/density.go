@@ -245,14 +245,18 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 
 	// Idle: after every plugin had time to fall asleep (or a second, when
 	// plugins never sleep).
-	sleep(ctx, max(sleepAfter+2*time.Second, time.Second))
+	if sleepAfter > 0 {
+		sleep(ctx, sleepAfter+2*time.Second)
+	} else {
+		sleep(ctx, time.Second)
+	}
 	if r.idle, r.idleAnon, err = rssDetail(big.p.pid()); err != nil {
 		return nil, err
 	}
 	if r.baseIdle, _, err = rssDetail(base.p.pid()); err != nil {
 		return nil, err
 	}
-	if r.liveIdle, err = liveInstances(ctx, big.p.admin+"/metrics"); err != nil {
+	if r.liveIdle, _, err = countInstances(ctx, big.p.admin+"/metrics"); err != nil {
 		return nil, err
 	}
 

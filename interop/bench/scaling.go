@@ -184,35 +184,42 @@ func instanceMemory(ctx context.Context, o options, t *table) error {
 }
 
 // liveInstances sums the corral_plugin_instances gauge of a server's
-// Prometheus endpoint.
+// Prometheus endpoint, which must have it.
 func liveInstances(ctx context.Context, url string) (int, error) {
+	total, found, err := countInstances(ctx, url)
+	if err == nil && !found {
+		err = fmt.Errorf("metrics: no corral_plugin_instances at %s", url)
+	}
+	return total, err
+}
+
+// countInstances sums the corral_plugin_instances gauge of a server's
+// Prometheus endpoint and says whether it has one (a server whose
+// plugins all sleep may have none).
+func countInstances(ctx context.Context, url string) (total int, found bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return 0, false, fmt.Errorf("metrics: %w", err)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
-		return 0, fmt.Errorf("metrics: %w", err)
+		return 0, false, fmt.Errorf("metrics: %w", err)
 	}
-	total, found := 0, false
 	for _, line := range strings.Split(buf.String(), "\n") {
 		if !strings.HasPrefix(line, "corral_plugin_instances{") {
 			continue
 		}
 		var v float64
 		if _, err := fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v); err != nil {
-			return 0, fmt.Errorf("metrics: %q: %w", line, err)
+			return 0, false, fmt.Errorf("metrics: %q: %w", line, err)
 		}
 		total += int(v)
 		found = true
 	}
-	if !found {
-		return 0, fmt.Errorf("metrics: no corral_plugin_instances at %s", url)
-	}
-	return total, nil
+	return total, found, nil
 }
