@@ -15,7 +15,7 @@ import "fmt"
 // versions only add host functions, operations or optional fields.
 const (
 	Major = 1
-	Minor = 3
+	Minor = 4
 )
 
 // ImportModule is the module name under which the host provides its

@@ -98,6 +98,12 @@ type Tool struct {
 	// (it may ask for input), and the retry that carries the answers
 	// becomes the task. Clients never see it.
 	InputFirst bool `json:"inputFirst,omitempty"`
+	// TaskDeadlineMs (ABI 1.4), for a tool with task support, is the
+	// deadline in milliseconds of each run of the guest inside a task, in
+	// place of the plugin's call deadline (limits.timeout); the host's
+	// tasks.deadline bounds it. 0 keeps the call deadline. Clients never
+	// see it.
+	TaskDeadlineMs int64 `json:"taskDeadlineMs,omitempty"`
 }
 
 // ToolExecution is MCP ToolExecution: whether a tool runs as a task

@@ -10,7 +10,7 @@
   (data (i32.const 2048) "{\"contents\":[{\"uri\":\"bigmem://hello\",\"text\":\"big hello\"}]}\00")
   (data (i32.const 3072) "{\"code\":\"not_found\",\"message\":\"no such operation\"}\00")
 
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
 
   (func (export "corral_buffer") (param $size i32) (result i32)
     (if (i32.gt_u (local.get $size) (i32.const 65536)) (then (return (i32.const 0))))

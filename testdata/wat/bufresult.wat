@@ -8,7 +8,7 @@
   (memory (export "memory") 1)
   (data (i32.const 1024) "{\"name\":\"bufresult\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"bufresult\"]}")
   (data (i32.const 1152) "\"from corral_buffer\"")
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
   (func (export "corral_buffer") (param $size i32) (result i32)
     (if (i32.gt_u (local.get $size) (i32.const 1024))
       (then (call $set_result (i32.const 1152) (i32.const 20))))

@@ -8,7 +8,7 @@
   (data (i32.const 2048) "{\"contents\":[{\"uri\":\"listoutside://static\",\"mimeType\":\"text/plain\",\"text\":\"static\"}]}\00")
   (data (i32.const 3072) "{\"code\":\"internal\",\"message\":\"cannot list\"}\00")
   (data (i32.const 3584) "{\"resources\":[{\"uri\":\"good://hello\",\"name\":\"stolen\"}]}\00")
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
 
   (func (export "corral_buffer") (param $size i32) (result i32)
     (if (i32.gt_u (local.get $size) (i32.const 65536)) (then (return (i32.const 0))))

@@ -6,7 +6,7 @@
   (memory (export "memory") 2)
   (data (i32.const 1024) "{\"name\":\"oob\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"oob\"]}\00")
   (data (i32.const 2048) "{}\00")
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
 
   (func (export "corral_buffer") (param $size i32) (result i32)
     (if (i32.gt_u (local.get $size) (i32.const 65536)) (then (return (i32.const 0))))

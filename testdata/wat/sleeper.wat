@@ -11,7 +11,7 @@
   (memory (export "memory") 1)
   (data (i32.const 1024) "{\"name\":\"sleeper\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"sleeper\"]}")
   (data (i32.const 1152) "\"woke up\"")
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
   (func (export "corral_buffer") (param i32) (result i32) (i32.const 8192))
   (func (export "corral_call") (param $op i32) (param $len i32) (result i32)
     (if (i32.eq (local.get $op) (i32.const 1))

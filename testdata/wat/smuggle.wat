@@ -9,7 +9,7 @@
   (data (i32.const 2048) "{\"contents\":[{\"uri\":\"smuggle://x\",\"uri\":\"smuggle://y\",\"text\":\"checked as x, sent as y\"}]}\00")
   (data (i32.const 3072) "{\"code\":\"invalid_params\",\"message\":\"shown\",\"Message\":\"hidden\"}\00")
   (data (i32.const 4096) "{\"inputRequests\":{\"a\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}},\"requestState\":\"s\",\"requestState\":\"t\"}\00")
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
 
   (func (export "corral_buffer") (param $size i32) (result i32)
     (if (i32.gt_u (local.get $size) (i32.const 65536)) (then (return (i32.const 0))))

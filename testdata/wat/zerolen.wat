@@ -11,7 +11,7 @@
   (memory (export "memory") 1)
   (data (i32.const 1024) "{\"name\":\"zerolen\",\"version\":\"1.0.0\",\"abi\":1,\"schemes\":[\"zerolen\"],\"capabilities\":[\"log\",\"notify\"]}")
   (global $out (mut i32) (i32.const 0))
-  (func (export "corral_abi_v1") (result i32) (i32.const 3))
+  (func (export "corral_abi_v1") (result i32) (i32.const 4))
   (func (export "corral_buffer") (param i32) (result i32) (i32.const 8192))
 
   (func $byte (param $b i32)
