@@ -288,7 +288,7 @@ func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body
 	if span := oteltrace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(trace.Plugin.String(pr.name))
 	}
-	c := Call{Op: op, Request: body, Principal: r.Principal, Sink: r.Sink}
+	c := Call{Op: op, Request: body, Principal: r.Principal, Sink: r.Sink, TaskDeadline: r.TaskDeadline}
 	if r.Input != nil {
 		c.Capabilities = r.Input.Capabilities
 	}

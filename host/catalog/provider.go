@@ -53,6 +53,11 @@ type Call struct {
 	// within it, as it would at its own deadline (which still applies when
 	// shorter). A list request gives each provider Options.ListBudget.
 	Timeout time.Duration
+	// TaskDeadline, when positive, replaces the provider's own call
+	// deadline: the call runs inside an MCP task whose tool declared a
+	// deadline of its own (abi.Tool.TaskDeadlineMs). Timeout still applies
+	// when shorter.
+	TaskDeadline time.Duration
 }
 
 // Result is a provider's answer to a Call: the status the provider
@@ -80,6 +85,8 @@ type Request struct {
 	// Input carries the request's input_required members; nil when the
 	// request has none (it may then not be answered with input_required).
 	Input *Input
+	// TaskDeadline is Call.TaskDeadline for the call this request makes.
+	TaskDeadline time.Duration
 }
 
 // Kind classifies an Error for the protocol layer, which maps it to a

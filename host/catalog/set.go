@@ -41,6 +41,7 @@ type Set struct {
 	toolHeaders map[string][]ParamHeader // tool name -> x-mcp-header arguments
 	taskSupport map[string]string        // tool name -> abi.TaskOptional or abi.TaskRequired
 	inputFirst  map[string]bool          // tool name -> abi.Tool.InputFirst
+	taskLimit   map[string]time.Duration // tool name -> abi.Tool.TaskDeadlineMs
 
 	// Pre-encoded list items per provider, so static lists cost nothing.
 	static [ListTools + 1][][]json.RawMessage
@@ -106,6 +107,7 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 		toolHeaders: map[string][]ParamHeader{},
 		taskSupport: map[string]string{},
 		inputFirst:  map[string]bool{},
+		taskLimit:   map[string]time.Duration{},
 	}
 	if s.keys == nil {
 		s.keys = processKeys()
@@ -271,6 +273,14 @@ func (s *Set) claim(p *provider) error {
 				return fmt.Errorf("tool %q: execution.taskSupport %q is not forbidden, optional or required", t.Name, t.Execution.TaskSupport)
 			}
 		}
+		switch d := t.TaskDeadlineMs; {
+		case d < 0 || d > maxTaskDeadlineMs:
+			return fmt.Errorf("tool %q: taskDeadlineMs %d is not between 1 and %d", t.Name, d, int64(maxTaskDeadlineMs))
+		case d > 0 && s.taskSupport[t.Name] == "":
+			return fmt.Errorf("tool %q: taskDeadlineMs needs execution.taskSupport optional or required", t.Name)
+		case d > 0:
+			s.taskLimit[t.Name] = time.Duration(d) * time.Millisecond
+		}
 		s.tools[t.Name] = p
 	}
 	return nil
@@ -319,7 +329,7 @@ func (s *Set) encodeStatic() error {
 			s.staticKeys[ListPrompts][i] = append(s.staticKeys[ListPrompts][i], pr.Name)
 		}
 		for _, t := range m.Tools {
-			t.InputFirst = false // the host's business, not the client's
+			t.InputFirst, t.TaskDeadlineMs = false, 0 // the host's business, not the client's
 			b, err := encode(t)
 			if err != nil {
 				return fmt.Errorf("catalog: plugin %s: %w", p.name, err)

@@ -1,14 +1,26 @@
 package catalog
 
-import "github.com/corral-mcp/corral/abi"
+import (
+	"time"
 
-// ToolTask is how a tool runs as a task.
+	"github.com/corral-mcp/corral/abi"
+)
+
+// maxTaskDeadlineMs bounds a tool's taskDeadlineMs: a day, the longest
+// tasks.deadline an operator may set.
+const maxTaskDeadlineMs = 24 * 60 * 60 * 1000
+
+// ToolTask says whether and how a tool runs as an MCP task.
 type ToolTask struct {
 	// Support is abi.TaskOptional or abi.TaskRequired; "" never makes a
 	// task.
 	Support string
 	// InputFirst is abi.Tool.InputFirst.
 	InputFirst bool
+	// Deadline is abi.Tool.TaskDeadlineMs: each run of the guest inside a
+	// task has it in place of the plugin's call deadline; 0 keeps the call
+	// deadline.
+	Deadline time.Duration
 	// Plugin owns the tool.
 	Plugin string
 }
@@ -21,5 +33,6 @@ func (s *Set) ToolTask(p abi.Principal, name string) (tt ToolTask, visible bool)
 	if !ok || !v.Tool(pr.name, name) {
 		return ToolTask{}, false
 	}
-	return ToolTask{Support: s.taskSupport[name], InputFirst: s.inputFirst[name], Plugin: pr.name}, true
+	return ToolTask{Support: s.taskSupport[name], InputFirst: s.inputFirst[name],
+		Deadline: s.taskLimit[name], Plugin: pr.name}, true
 }

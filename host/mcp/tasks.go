@@ -57,8 +57,12 @@ func (s *Server) taskCall(set *catalog.Set, r catalog.Request, m *Message, args 
 	}
 	first := *r.Input // an input-first retry's answers go to the first run
 	caps, name, plugin := r.Input.Capabilities, m.p.Name, tt.Plugin
-	work := func(ctx context.Context, in *tasks.Resume) tasks.Outcome {
-		cr := catalog.Request{Principal: r.Principal, Input: &catalog.Input{Capabilities: caps}}
+	// A tool's own task deadline replaces the plugin's call deadline for
+	// each run of the guest; the operator's tasks.deadline bounds it.
+	limit := min(tt.Deadline, s.opts.Tasks.Deadline())
+	work := func(ctx context.Context, in *tasks.Resume, status func(string)) tasks.Outcome {
+		cr := catalog.Request{Principal: r.Principal, Input: &catalog.Input{Capabilities: caps},
+			Sink: taskSink(status), TaskDeadline: limit}
 		if in == nil {
 			cr.Input.Responses, cr.Input.State = first.Responses, first.State
 		} else {
@@ -81,6 +85,10 @@ func (s *Server) taskCall(set *catalog.Set, r catalog.Request, m *Message, args 
 				return failure(&Error{Code: CodeInternalError, Message: "Internal error."})
 			}
 			return tasks.Outcome{Requests: o.InputRequests, State: o.RequestState}
+		case limit > 0 && timedOut(cerr) && ctx.Err() == nil:
+			s.log.Warn("mcp: task run past its deadline", "tool", name, "plugin", plugin, "err", cerr)
+			return failure(errorWithData(CodeInternalError, "The tool call did not finish within its task deadline of "+limit.String()+".",
+				map[string]string{"plugin": plugin}))
 		case cerr != nil:
 			return failure(s.mapError(cerr, m, eraModern))
 		}
@@ -101,6 +109,33 @@ func (s *Server) taskCall(set *catalog.Set, r catalog.Request, m *Message, args 
 		return s.closeResult(b, eraModern, false, 0, false)
 	}), true, nil
 }
+
+// timedOut reports whether err is a provider's call that ran past its
+// deadline.
+func timedOut(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// taskSink turns a task's progress into its statusMessage. A task has no
+// request stream for log messages: they are dropped.
+type taskSink func(message string)
+
+// Progress implements catalog.Sink: the guest's message, or the numbers
+// when it gave none.
+func (f taskSink) Progress(progress, total float64, message string) bool {
+	if message == "" {
+		message = strconv.FormatFloat(progress, 'f', -1, 64)
+		if total > 0 {
+			message += " of " + strconv.FormatFloat(total, 'f', -1, 64)
+		}
+	}
+	f(message)
+	return true
+}
+
+// Log implements catalog.Sink.
+func (taskSink) Log(_, _, _ string) bool { return false }
 
 func failure(e *Error) tasks.Outcome {
 	b, _ := json.Marshal(struct {

@@ -86,6 +86,7 @@ var engineKit = []struct {
 	{"CallBudgetStopsGuest", TestCallBudgetStopsGuest, true},
 	{"DeadlineAfterSleep", TestDeadlineAfterSleep, true},
 	{"SleepWakesAtDeadline", TestSleepWakesAtDeadline, true},
+	{"TaskDeadline", TestTaskDeadline, true},
 	{"ZeroLengthAnyPointer", TestZeroLengthAnyPointer, true},
 	{"SetResultOutsideCall", TestSetResultOutsideCall, true},
 	{"CancelWithoutDeadline", kitCancelWithoutDeadline, false},

@@ -33,6 +33,9 @@ func (e *Error) Error() string {
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// Timeout reports whether the call ran past its deadline.
+func (e *Error) Timeout() bool { return e.Class == ClassTimeout }
+
 // ErrHost marks a failure that is the host's, not the plugin's: the
 // compilation cache could not be read or repaired, say. A plugin failing
 // for it would serve on a healthy host, so the server is not ready while

@@ -123,6 +123,9 @@ func (in *instance) call(ctx context.Context, c catalog.Call, caps *capSet) (cat
 	in.calls++
 
 	timeout := p.cfg.Limits.Timeout
+	if c.TaskDeadline > 0 { // a task's run: the tool's own deadline
+		timeout = c.TaskDeadline
+	}
 	if c.Timeout > 0 {
 		timeout = min(timeout, c.Timeout)
 	}

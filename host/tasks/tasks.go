@@ -111,9 +111,12 @@ type Resume struct {
 	State     *string
 }
 
-// Work runs a task's call once. in is nil on the first run. It must return
-// when ctx is done (the task was cancelled or reached its deadline).
-type Work func(ctx context.Context, in *Resume) Outcome
+// Work runs a task's call once. in is nil on the first run. status sets
+// the task's statusMessage (the work's progress); it is cheap to call
+// often, the Manager stores at most one message per poll interval. Work
+// must return when ctx is done (the task was cancelled or reached its
+// deadline).
+type Work func(ctx context.Context, in *Resume, status func(message string)) Outcome
 
 // Config bounds the tasks of a Manager.
 type Config struct {
@@ -125,7 +128,8 @@ type Config struct {
 	// (DefaultKeep).
 	Keep time.Duration
 	// PollInterval is the pollIntervalMs suggested to clients
-	// (DefaultPollInterval).
+	// (DefaultPollInterval), and the least time between two stores of a
+	// task's statusMessage.
 	PollInterval time.Duration
 	// MaxPerPrincipal and MaxPerPlugin bound the unfinished tasks of one
 	// principal and of one plugin (DefaultMaxPerPrincipal, DefaultMaxPerPlugin).
@@ -170,6 +174,11 @@ type live struct {
 	pending map[string]json.RawMessage
 	names   map[string]string
 	got     map[string]json.RawMessage
+	// The statusMessage: the latest the work reported, when one was last
+	// stored, and the store scheduled for the end of the poll interval.
+	message string
+	stored  time.Time
+	flush   *time.Timer
 }
 
 // New returns a Manager keeping state in store.
@@ -198,6 +207,10 @@ func New(cfg Config, store Store) *Manager {
 
 // PollInterval is the interval suggested to clients.
 func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
+
+// Deadline is the longest a task may run, input waits included: the
+// operator's tasks.deadline.
+func (m *Manager) Deadline() time.Duration { return m.cfg.Deadline }
 
 // TTL is the ttlMs of every task.
 func (m *Manager) TTL() time.Duration { return m.cfg.Deadline + m.cfg.Keep }
@@ -244,19 +257,20 @@ func (m *Manager) Start(owner, plugin string, work Work) (*Task, error) {
 func (m *Manager) run(ctx context.Context, t *Task, l *live, work Work) {
 	defer l.cancel()
 	defer m.finish(t.ID, l)
+	status := m.status(t, l)
 	var in *Resume
 	for round := 1; ; round++ {
-		out := work(ctx, in)
+		out := work(ctx, in, status)
 		if ctx.Err() != nil {
 			m.settle(t, m.stopped(l, ctx))
 			return
 		}
 		switch {
 		case out.Requests == nil && out.Error != nil:
-			m.settle(t, func(t *Task) { t.Status, t.Error = Failed, out.Error })
+			m.settle(t, func(t *Task) { t.Status, t.Error, t.Message = Failed, out.Error, l.message })
 			return
 		case out.Requests == nil:
-			m.settle(t, func(t *Task) { t.Status, t.Result = Completed, out.Result })
+			m.settle(t, func(t *Task) { t.Status, t.Result, t.Message = Completed, out.Result, l.message })
 			return
 		}
 		// Keys are unique over the task's life: each round's keys carry
@@ -281,6 +295,42 @@ func (m *Manager) run(ctx context.Context, t *Task, l *live, work Work) {
 		}
 		in = &Resume{Responses: got, State: out.State}
 		m.settle(t, func(t *Task) { t.Status, t.Pending = Working, nil })
+	}
+}
+
+// status returns the function the work of task t reports its progress
+// with. The latest message becomes the statusMessage; it is stored at once
+// when none was stored for a poll interval, otherwise at the end of the
+// interval, so that a chatty guest costs the Store one write per interval.
+func (m *Manager) status(t *Task, l *live) func(string) {
+	store := func() { // with m.mu held
+		l.flush = nil
+		if t.Status.Terminal() || t.Message == l.message {
+			return
+		}
+		l.stored = time.Now()
+		m.settleLocked(t, func(t *Task) { t.Message = l.message })
+	}
+	return func(message string) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if t.Status.Terminal() || message == l.message {
+			return
+		}
+		l.message = message
+		if l.flush != nil {
+			return // the scheduled store will take it
+		}
+		wait := time.Until(l.stored.Add(m.cfg.PollInterval))
+		if wait <= 0 {
+			store()
+			return
+		}
+		l.flush = time.AfterFunc(wait, func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			store()
+		})
 	}
 }
 
@@ -329,6 +379,9 @@ func (m *Manager) finish(id string, l *live) {
 	defer m.mu.Unlock()
 	if m.live[id] != l {
 		return
+	}
+	if l.flush != nil {
+		l.flush.Stop()
 	}
 	delete(m.live, id)
 	m.principal[l.owner]--

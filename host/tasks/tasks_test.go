@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func wait(t *testing.T, m *Manager, owner, id string, want Status) *Task {
 }
 
 // blocked is work that runs until its context ends.
-func blocked(ctx context.Context, _ *Resume) Outcome {
+func blocked(ctx context.Context, _ *Resume, _ func(string)) Outcome {
 	<-ctx.Done()
 	return Outcome{}
 }
@@ -54,7 +55,7 @@ func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	m, c := newManager(Config{Keep: time.Minute})
 	release := make(chan struct{})
-	tk, err := m.Start("alice", "p", func(ctx context.Context, in *Resume) Outcome {
+	tk, err := m.Start("alice", "p", func(ctx context.Context, in *Resume, _ func(string)) Outcome {
 		if in == nil {
 			<-release
 			return Outcome{Requests: map[string]json.RawMessage{"a": json.RawMessage(`{"method":"x"}`), "b": json.RawMessage(`{"method":"y"}`)}, State: ptr("s")}
@@ -199,7 +200,7 @@ func TestRemote(t *testing.T) {
 	}
 	wait(t, r["r2"], "alice", long.ID, Cancelled)
 
-	asks, err := r["r1"].Start("alice", "p", func(_ context.Context, in *Resume) Outcome {
+	asks, err := r["r1"].Start("alice", "p", func(_ context.Context, in *Resume, _ func(string)) Outcome {
 		if in == nil {
 			return Outcome{Requests: map[string]json.RawMessage{"a": json.RawMessage(`{"method":"x"}`)}}
 		}
@@ -214,5 +215,85 @@ func TestRemote(t *testing.T) {
 	}
 	if done := wait(t, r["r2"], "alice", asks.ID, Completed); string(done.Result) != `{"content":[]}` {
 		t.Fatalf("result through r2's answer: %s", done.Result)
+	}
+}
+
+// counting is a Memory store that counts its writes.
+type counting struct {
+	*Memory
+	mu   sync.Mutex
+	puts int
+}
+
+func (c *counting) Put(ctx context.Context, t *Task) error {
+	c.mu.Lock()
+	c.puts++
+	c.mu.Unlock()
+	return c.Memory.Put(ctx, t)
+}
+
+func (c *counting) count() int { c.mu.Lock(); defer c.mu.Unlock(); return c.puts }
+
+// TestStatusMessage: the work's progress becomes the statusMessage; a
+// burst of reports is one write to the store per poll interval, and the
+// last report is the finished task's message.
+func TestStatusMessage(t *testing.T) {
+	ctx := context.Background()
+	store := &counting{Memory: NewMemory(nil)}
+	m := New(Config{PollInterval: time.Hour}, store)
+	reported, release := make(chan struct{}), make(chan struct{})
+	var burst int
+	tk, err := m.Start("alice", "p", func(_ context.Context, _ *Resume, status func(string)) Outcome {
+		status("step 1")
+		reported <- struct{}{}
+		<-release
+		before := store.count()
+		for i := 2; i <= 1000; i++ {
+			status(fmt.Sprintf("step %d", i))
+		}
+		burst = store.count() - before
+		return Outcome{Result: json.RawMessage(`{"content":[]}`)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reported
+	if got, _ := m.Get(ctx, "alice", tk.ID); got.Message != "step 1" || got.Status != Working {
+		t.Fatalf("after the first report: %q %s, want step 1 working", got.Message, got.Status)
+	}
+	close(release)
+	done := wait(t, m, "alice", tk.ID, Completed)
+	if burst != 0 {
+		t.Errorf("999 reports within the poll interval wrote the store %d times, want 0 (one write at the interval's end)", burst)
+	}
+	if done.Message != "step 1000" {
+		t.Errorf("completed task's statusMessage %q, want the last report", done.Message)
+	}
+
+	// Within a short interval, the last report of a burst is stored at
+	// the interval's end while the work still runs.
+	m = New(Config{PollInterval: 20 * time.Millisecond}, NewMemory(nil))
+	release = make(chan struct{})
+	defer close(release)
+	tk, err = m.Start("alice", "p", func(ctx context.Context, _ *Resume, status func(string)) Outcome {
+		status("a")
+		status("b")
+		<-release
+		return Outcome{Result: json.RawMessage(`{}`)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got, err := m.Get(ctx, "alice", tk.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Message == "b" && got.Status == Working {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("statusMessage %q %s, want b while working", got.Message, got.Status)
+		}
 	}
 }
