@@ -19,6 +19,7 @@ type taskReply struct {
 		ResultType    string                     `json:"resultType"`
 		TaskID        string                     `json:"taskId"`
 		Status        string                     `json:"status"`
+		StatusMessage string                     `json:"statusMessage"`
 		TTLMs         *int64                     `json:"ttlMs"`
 		InputRequests map[string]json.RawMessage `json:"inputRequests"`
 		Result        *struct {
@@ -26,8 +27,9 @@ type taskReply struct {
 			IsError bool                    `json:"isError"`
 		} `json:"result"`
 		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 		Content []struct{ Text string } `json:"content"`
 	} `json:"result"`

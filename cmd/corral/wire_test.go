@@ -22,7 +22,8 @@ type wireServer struct {
 	base  string // http://127.0.0.1:port of the MCP listener
 	admin string // http://127.0.0.1:port of the admin listener
 	logs  *syncBuf
-	pid   int // the corral process
+	pid   int    // the corral process
+	dir   string // its plugin folder
 }
 
 // wireTokens are the bearer tokens of the principals wire tests use.
@@ -93,7 +94,7 @@ plugin:
 	}
 	cmd := exec.Command(bin, "serve", "--config", file)
 	cmd.Env = append(os.Environ(), env...)
-	s := &wireServer{base: "http://" + addr, admin: "http://" + admin, logs: &syncBuf{}}
+	s := &wireServer{base: "http://" + addr, admin: "http://" + admin, logs: &syncBuf{}, dir: pdir}
 	cmd.Stdout, cmd.Stderr = s.logs, s.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

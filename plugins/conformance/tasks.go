@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
@@ -9,13 +10,34 @@ import (
 )
 
 // The fixtures of the suite's tasks scenarios (io.modelcontextprotocol/tasks,
-// SEP-2663). Each but greet declares task support, so a client that
-// supports tasks gets a task for it and the call runs in the background.
+// SEP-2663), and corral's own (bounded_job, progress_job, spin_job). Each
+// but greet declares task support, so a client that supports tasks gets a
+// task for it and the call runs in the background.
 
 var (
 	optional = &abi.ToolExecution{TaskSupport: abi.TaskOptional}
 	required = &abi.ToolExecution{TaskSupport: abi.TaskRequired}
 )
+
+// spins is what spin_job's loop changes, so that it is not optimized away.
+var spins uint64
+
+// compute is slow_compute and bounded_job: it sleeps for seconds and
+// answers with label.
+func compute(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
+	var args struct {
+		Seconds float64
+		Label   string
+	}
+	_ = json.Unmarshal(r.Arguments, &args)
+	// Short sleeps, so that a cancelled task's guest is interrupted at
+	// the next one.
+	end := time.Now().Add(time.Duration(args.Seconds * float64(time.Second)))
+	for time.Now().Before(end) {
+		time.Sleep(min(20*time.Millisecond, time.Until(end)))
+	}
+	return corral.ToolText("computed " + args.Label), nil
+}
 
 var taskTools = []tool{
 	{abi.Tool{Name: "test_tool_with_task", Description: "Asks for a name on the call itself, then greets it from a task",
@@ -35,20 +57,31 @@ var taskTools = []tool{
 		}},
 	{abi.Tool{Name: "slow_compute", Description: "Sleeps for seconds, then answers with label",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number"},"label":{"type":"string"}}}`),
-		Execution:   optional},
+		// In a task it may run two minutes, past the call deadline.
+		Execution: optional, TaskDeadlineMs: 120_000},
+		compute},
+	{abi.Tool{Name: "bounded_job", Description: "Sleeps for seconds, then answers with label; in a task it may run one second",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number"},"label":{"type":"string"}}}`),
+		Execution:   optional, TaskDeadlineMs: 1000},
+		compute},
+	{abi.Tool{Name: "progress_job", Description: "Reports steps of progress with a message, a tenth of a second apart, then answers",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"}}}`),
+		Execution:   required, TaskDeadlineMs: 60_000},
 		func(r *abi.CallToolRequest) (*abi.CallToolResult, error) {
-			var args struct {
-				Seconds float64
-				Label   string
-			}
+			var args struct{ Steps int }
 			_ = json.Unmarshal(r.Arguments, &args)
-			// Short sleeps, so that a cancelled task's guest is
-			// interrupted at the next one.
-			end := time.Now().Add(time.Duration(args.Seconds * float64(time.Second)))
-			for time.Now().Before(end) {
-				time.Sleep(min(20*time.Millisecond, time.Until(end)))
+			for i := 1; i <= args.Steps; i++ {
+				_ = corral.Progress(float64(i), float64(args.Steps), fmt.Sprintf("step %d of %d", i, args.Steps))
+				time.Sleep(100 * time.Millisecond)
 			}
-			return corral.ToolText("computed " + args.Label), nil
+			return corral.ToolText(fmt.Sprintf("%d steps", args.Steps)), nil
+		}},
+	{abi.Tool{Name: "spin_job", Description: "Loops without end and without a host call; only a cancel or its deadline stops it",
+		Execution: required, TaskDeadlineMs: 120_000},
+		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
+			for {
+				spins++
+			}
 		}},
 	{abi.Tool{Name: "failing_job", Description: "Fails with a tool error after about a second", Execution: required},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
