@@ -664,6 +664,13 @@ void corral_tool(corral_tool_def d, corral_handler call) {
 	if (!corral_json_member(schema, "type", &type) || type.len != 8 || memcmp(type.ptr, "\"object\"", 8) != 0)
 		return mistake("tool input schema must be a JSON object with \"type\": \"object\":", d.name);
 	corral_json_member(schema, "required", &required);
+	int tasks = d.task_support && (strcmp(d.task_support, CORRAL_TASK_OPTIONAL) == 0 || strcmp(d.task_support, CORRAL_TASK_REQUIRED) == 0);
+	if (d.task_support && !tasks && strcmp(d.task_support, CORRAL_TASK_FORBIDDEN) != 0)
+		return mistake("tool task_support must be forbidden, optional or required:", d.name);
+	if (d.task_deadline_ms < 0 || d.task_deadline_ms > 86400000LL)
+		return mistake("tool task_deadline_ms must be between 1 and 86400000:", d.name);
+	if (!tasks && (d.input_first || d.task_deadline_ms))
+		return mistake("tool input_first and task_deadline_ms need task_support optional or required:", d.name);
 	for (int i = 0; i < reg.ntools; i++)
 		if (strcmp(reg.tools[i].d.name, d.name) == 0) return mistake("tool declared twice:", d.name);
 	if (reg.ntools == CORRAL_MAX_TOOLS) return mistake("too many tools (CORRAL_MAX_TOOLS):", d.name);
@@ -768,6 +775,11 @@ static void manifest(corral_buf *b) {
 		member(b, &g, "inputSchema"), raw(b, d->input_schema);
 		if (!empty(d->output_schema)) member(b, &g, "outputSchema"), raw(b, d->output_schema);
 		if (!empty(d->annotations)) member(b, &g, "annotations"), raw(b, d->annotations);
+		if (d->task_support && strcmp(d->task_support, CORRAL_TASK_FORBIDDEN) != 0) {
+			member(b, &g, "execution"), raw(b, "{\"taskSupport\":"), str(b, d->task_support), raw(b, "}");
+			if (d->input_first) member(b, &g, "inputFirst"), raw(b, "true");
+			if (d->task_deadline_ms) member(b, &g, "taskDeadlineMs"), corral_buf_int(b, d->task_deadline_ms);
+		}
 		raw(b, "}");
 	}
 	raw(b, "],\"capabilities\":[");

@@ -1,5 +1,5 @@
 /*
- * corral.h: the C SDK for corral plugins (abi/ABI.md, ABI 1.2).
+ * corral.h: the C SDK for corral plugins (abi/ABI.md, ABI 1.4).
  *
  * A plugin defines corral_setup(), which registers what the plugin serves,
  * and one handler per resource, template, prompt and tool. The SDK exports
@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 /* The ABI minor this SDK is written against (abi/ABI.md §2). */
-#define CORRAL_ABI_MINOR 2
+#define CORRAL_ABI_MINOR 4
 
 #ifndef CORRAL_MAX_SCHEMES
 #define CORRAL_MAX_SCHEMES 8
@@ -148,7 +148,22 @@ typedef struct {
 	const char *input_schema;  /* JSON Schema object (required) */
 	const char *output_schema; /* optional JSON */
 	const char *annotations;   /* optional JSON object */
+	/* Tasks (docs/tasks.md): NULL or CORRAL_TASK_FORBIDDEN never runs as
+	 * an MCP task; CORRAL_TASK_OPTIONAL or CORRAL_TASK_REQUIRED does for a
+	 * client that supports tasks (ABI 1.3). With input_first, a call
+	 * without answers runs as a plain call and the retry with the answers
+	 * becomes the task (ABI 1.3). task_deadline_ms, 1 to 86400000, is how
+	 * long each run inside a task may take in place of the call deadline;
+	 * 0 keeps the call deadline (ABI 1.4). */
+	const char *task_support;
+	int input_first;
+	long long task_deadline_ms;
 } corral_tool_def;
+
+/* Values of corral_tool_def.task_support. */
+#define CORRAL_TASK_FORBIDDEN "forbidden"
+#define CORRAL_TASK_OPTIONAL "optional"
+#define CORRAL_TASK_REQUIRED "required"
 
 /* Every string given to a registration function must outlive the instance
  * (string literals do). Mistakes (a missing name, a duplicate, a URI

@@ -225,6 +225,9 @@ void corral_setup(void) {
 	corral_scheme("t");
 	corral_resource((corral_resource_def){.uri = "u://x", .name = "x"}, read_text);
 	corral_tool((corral_tool_def){.name = "t", .input_schema = "{\"type\":\"string\"}"}, echo);
+	corral_tool((corral_tool_def){.name = "t1", .input_schema = "{\"type\":\"object\"}", .task_support = "sometimes"}, echo);
+	corral_tool((corral_tool_def){.name = "t2", .input_schema = "{\"type\":\"object\"}", .task_deadline_ms = 1000}, echo);
+	corral_tool((corral_tool_def){.name = "t3", .input_schema = "{\"type\":\"object\"}", .task_support = CORRAL_TASK_OPTIONAL, .task_deadline_ms = -1}, echo);
 	corral_request("telepathy");
 	corral_prompt((corral_prompt_def){.name = "p", .arguments = {{.name = "a"}, {.name = "a"}}}, get_prompt, NULL);
 #else
@@ -244,6 +247,9 @@ void corral_setup(void) {
 	corral_tool((corral_tool_def){.name = "echo", .input_schema = "{\"type\":\"object\",\"required\":[\"x\"]}"}, echo);
 	corral_tool((corral_tool_def){.name = "ask", .input_schema = "{\"type\":\"object\"}"}, ask);
 	corral_tool((corral_tool_def){.name = "caps", .input_schema = "{\"type\":\"object\"}"}, caps);
+	corral_tool((corral_tool_def){.name = "job", .input_schema = "{\"type\":\"object\"}", .task_support = CORRAL_TASK_OPTIONAL,
+	                              .input_first = 1, .task_deadline_ms = 300000}, echo);
+	corral_tool((corral_tool_def){.name = "plain", .input_schema = "{\"type\":\"object\"}", .task_support = CORRAL_TASK_FORBIDDEN}, echo);
 	corral_lister(list);
 #endif
 }
@@ -294,7 +300,8 @@ static void test_dispatch(void) {
 #ifdef BAD_SETUP
 	const char *want = "{\"code\":\"internal\",\"message\":\"plugin name must match [a-z0-9][a-z0-9_-]{0,63}: Bad; plugin "
 	                   "version is empty; scheme claimed twice: t; tool input schema must be a JSON object with \\\"type\\\": "
-	                   "\\\"object\\\": t; unknown capability telepathy; prompt names an argument twice: p; resource outside the plugin's schemes: u://x\"}";
+	                   "\\\"object\\\": t; tool task_support must be forbidden, optional or required: t1; tool input_first and task_deadline_ms need "
+	                   "task_support optional or required: t2; tool task_deadline_ms must be between 1 and 86400000: t3; unknown capability telepathy; prompt names an argument twice: p; resource outside the plugin's schemes: u://x\"}";
 	expect(1, "{}", 1, want);
 	expect(3, "{\"uri\":\"t://s\"}", 1, want);
 #else
@@ -306,7 +313,9 @@ static void test_dispatch(void) {
 	       "\"prompts\":[{\"name\":\"p\",\"arguments\":[{\"name\":\"who\",\"required\":true},{\"name\":\"x\"}]},"
 	       "{\"name\":\"q2\",\"arguments\":[{\"name\":\"a\"}],\"complete\":[\"a\"]}],"
 	       "\"tools\":[{\"name\":\"echo\",\"inputSchema\":{\"type\":\"object\",\"required\":[\"x\"]}},"
-	       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"caps\",\"inputSchema\":{\"type\":\"object\"}}],"
+	       "{\"name\":\"ask\",\"inputSchema\":{\"type\":\"object\"}},{\"name\":\"caps\",\"inputSchema\":{\"type\":\"object\"}},"
+	       "{\"name\":\"job\",\"inputSchema\":{\"type\":\"object\"},\"execution\":{\"taskSupport\":\"optional\"},\"inputFirst\":true,\"taskDeadlineMs\":300000},"
+	       "{\"name\":\"plain\",\"inputSchema\":{\"type\":\"object\"}}],"
 	       "\"capabilities\":[\"kv\",\"log\"],\"requiredCapabilities\":[\"kv\"],\"listsResources\":true}");
 	expect(3, "{\"uri\":\"t://s\",\"principal\":{\"id\":\"a\"}}", 0, "{\"contents\":[{\"uri\":\"t://s\",\"mimeType\":\"text/plain\",\"text\":\"static\"}]}");
 	expect(3, "{\"uri\":\"T://blob\"}", 0, "{\"contents\":[{\"uri\":\"T://blob\",\"blob\":\"aGk/Pz4+\"}],\"ttlMs\":60000}");
