@@ -28,7 +28,7 @@ export * from "./request";
 export * from "./plugin";
 
 /** The ABI minor this SDK is written against (abi/ABI.md §2). */
-export const ABI_MINOR = 2;
+export const ABI_MINOR = 4;
 
 let served: Plugin | null = null;
 // The manifest, encoded once by serve.

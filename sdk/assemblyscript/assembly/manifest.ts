@@ -102,14 +102,45 @@ export class Tool {
   inputSchema: string = "";
   outputSchema: string = "";
   annotations: string = "";
+  /**
+   * Whether the tool's calls run as MCP tasks (docs/tasks.md; ABI 1.3):
+   * TaskSupport.Optional or TaskSupport.Required; "" or
+   * TaskSupport.Forbidden never.
+   */
+  taskSupport: string = "";
+  /** With task support, input is gathered before the task (ABI 1.3). */
+  inputFirst: bool = false;
+  /**
+   * With task support, how long each run inside a task may take, in
+   * milliseconds (1 to 86400000), in place of the call deadline; 0 keeps
+   * the call deadline (ABI 1.4).
+   */
+  taskDeadlineMs: i64 = 0;
+
+  /** Whether the tool runs as a task for a client that supports tasks. */
+  get tasks(): bool {
+    return this.taskSupport == TaskSupport.Optional || this.taskSupport == TaskSupport.Required;
+  }
 
   write(w: Writer): void {
     w.byte(0x7b).key("name", true).str(this.name);
     w.optStr("title", this.title).optStr("description", this.description);
     w.key("inputSchema").raw(this.inputSchema.length > 0 ? this.inputSchema : '{"type":"object"}');
     w.optRaw("outputSchema", this.outputSchema).optRaw("annotations", this.annotations);
+    if (this.tasks) {
+      w.key("execution").byte(0x7b).key("taskSupport", true).str(this.taskSupport).byte(0x7d);
+      if (this.inputFirst) w.key("inputFirst").bool(true);
+      if (this.taskDeadlineMs > 0) w.key("taskDeadlineMs").int(this.taskDeadlineMs);
+    }
     w.byte(0x7d);
   }
+}
+
+/** Values of Tool.taskSupport. */
+export namespace TaskSupport {
+  export const Forbidden = "forbidden";
+  export const Optional = "optional";
+  export const Required = "required";
 }
 
 /** Capability names a plugin may ask for (abi/ABI.md §11). */

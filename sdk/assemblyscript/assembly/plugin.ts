@@ -2,7 +2,7 @@
 // corral_call to its handlers.
 
 import { Value, Writer, parse, parseString } from "./json";
-import { Resource, Template, Prompt, Tool, capabilities, templateVariables } from "./manifest";
+import { Resource, Template, Prompt, Tool, TaskSupport, capabilities, templateVariables } from "./manifest";
 import {
   Code,
   Completion,
@@ -263,6 +263,18 @@ export class Plugin {
     }
     if (this.toolEntries.has(t.name)) {
       this.fail("tool " + t.name + " declared twice");
+      return this;
+    }
+    if (t.taskSupport.length > 0 && !t.tasks && t.taskSupport != TaskSupport.Forbidden) {
+      this.fail("tool " + t.name + ": task support " + t.taskSupport + " is not forbidden, optional or required");
+      return this;
+    }
+    if (t.taskDeadlineMs < 0 || t.taskDeadlineMs > 86400000) {
+      this.fail("tool " + t.name + ": task deadline " + t.taskDeadlineMs.toString() + " ms is not between 1 and 86400000");
+      return this;
+    }
+    if (!t.tasks && (t.inputFirst || t.taskDeadlineMs > 0)) {
+      this.fail("tool " + t.name + ": inputFirst and taskDeadlineMs need task support optional or required");
       return this;
     }
     const required: string[] = [];

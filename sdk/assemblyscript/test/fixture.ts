@@ -14,6 +14,7 @@ import {
   PromptResponse,
   ReadRequest,
   ReadResponse,
+  TaskSupport,
   ToolRequest,
   ToolResponse,
   HttpRequest,
@@ -152,5 +153,7 @@ p.tool({ name: "roots" }, callRoots);
 p.tool({ name: "abort" }, callAbort);
 p.tool({ name: "quote" }, callQuote);
 p.tool({ name: "errno" }, callError);
+p.tool({ name: "job", taskSupport: TaskSupport.Optional, inputFirst: true, taskDeadlineMs: 300000 }, callEcho);
+p.tool({ name: "plain", taskSupport: TaskSupport.Forbidden }, callEcho);
 p.list(listDyn).reader(readAny);
 serve(p);

@@ -28,7 +28,7 @@ test("the module has the ABI's shape", async () => {
     assert.ok(["corral_v1", "wasi_snapshot_preview1"].includes(imp.module), `import ${imp.module}.${imp.name}`);
   }
   const h = await guest();
-  assert.equal(h.exports.corral_abi_v1(), 2);
+  assert.equal(h.exports.corral_abi_v1(), 4);
 });
 
 test("describe answers the manifest", async () => {
@@ -50,6 +50,8 @@ test("describe answers the manifest", async () => {
     tools: [
       { name: "echo", description: "Echo s", inputSchema: { type: "object", required: ["s"] } },
       ...["fail", "kv", "fetch", "ask", "roots", "abort", "quote", "errno"].map((name) => ({ name, inputSchema: { type: "object" } })),
+      { name: "job", inputSchema: { type: "object" }, execution: { taskSupport: "optional" }, inputFirst: true, taskDeadlineMs: 300000 },
+      { name: "plain", inputSchema: { type: "object" } },
     ],
     capabilities: ["kv", "http"],
     listsResources: true,
@@ -303,6 +305,9 @@ test("registration mistakes fail every call, naming each", async () => {
       "tool name bad tool must match",
       'tool t: input schema must be a JSON object with type "object"',
       "tool u declared twice",
+      "tool v: task support sometimes is not forbidden, optional or required",
+      "tool w: inputFirst and taskDeadlineMs need task support optional or required",
+      "tool x: task deadline -1 ms is not between 1 and 86400000",
       "plugin name Bad Name must match",
       "plugin version is empty",
       "resource other://x is outside the plugin's schemes",

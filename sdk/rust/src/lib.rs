@@ -63,8 +63,8 @@ pub use host::{
 };
 pub use json::Value;
 pub use plugin::{
-    template_variables, Cap, Completion, Plugin, Prompt, Template, Tool, ABI_MINOR, MAX_COMPLETIONS, STATUS_ERROR,
-    STATUS_INPUT_REQUIRED, STATUS_OK,
+    template_variables, Cap, Completion, Plugin, Prompt, TaskSupport, Template, Tool, ABI_MINOR, MAX_COMPLETIONS,
+    STATUS_ERROR, STATUS_INPUT_REQUIRED, STATUS_OK,
 };
 pub use types::{
     CompleteRequest, Contents, Elicited, Input, ListRequest, Message, Principal, PromptRequest, PromptResult,

@@ -7,7 +7,7 @@ use crate::json::{q, q_list, Value};
 use crate::types::*;
 
 /// The ABI minor this SDK is written against (reported by `corral_abi_v1`).
-pub const ABI_MINOR: i32 = 2;
+pub const ABI_MINOR: i32 = 4;
 
 /// The most values a completion answer holds (MCP's limit).
 pub const MAX_COMPLETIONS: usize = 100;
@@ -18,6 +18,21 @@ pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERROR: i32 = 1;
 /// The response asks the client for input (§7.7).
 pub const STATUS_INPUT_REQUIRED: i32 = 2;
+
+/// Whether a tool's calls run as MCP tasks for a client that supports
+/// them (ABI 1.3, docs/tasks.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    /// Never a task (the default).
+    Forbidden,
+    /// A task for a client that supports tasks, a plain call otherwise.
+    Optional,
+    /// Only as a task: a client without tasks is refused.
+    Required,
+}
+
+/// The longest task deadline a tool may declare: a day.
+const MAX_TASK_DEADLINE_MS: u32 = 86_400_000;
 
 /// A host capability a plugin may request (ABI.md §11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,6 +210,51 @@ impl Tool {
     pub fn annotations(mut self, a: Value) -> Tool {
         self.v.insert("annotations", a);
         self
+    }
+
+    /// Declares whether the tool's calls run as MCP tasks (ABI 1.3). The
+    /// handler is the same either way.
+    pub fn task_support(mut self, s: TaskSupport) -> Tool {
+        let name = match s {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        };
+        self.v.insert("execution", Value::object().with("taskSupport", name));
+        self
+    }
+
+    /// Gathers input before the task (ABI 1.3): a call without answers runs
+    /// as a plain call, and the retry with the answers becomes the task.
+    pub fn input_first(mut self) -> Tool {
+        self.v.insert("inputFirst", true);
+        self
+    }
+
+    /// How long each run of the handler inside a task may take, in place
+    /// of the call deadline (ABI 1.4; 1 ms to a day, bounded by the host's
+    /// `tasks.deadline`).
+    pub fn task_deadline_ms(mut self, ms: u32) -> Tool {
+        self.v.insert("taskDeadlineMs", ms);
+        self
+    }
+
+    /// The registration mistake in the tool's task fields, if any.
+    fn task_mistake(&self) -> Option<String> {
+        let tasks = matches!(
+            self.v.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str),
+            Some("optional") | Some("required")
+        );
+        let deadline = self.v.get("taskDeadlineMs").and_then(Value::as_i64);
+        if let Some(d) = deadline {
+            if d < 1 || d > i64::from(MAX_TASK_DEADLINE_MS) {
+                return Some(format!("tool {}: task deadline {} ms is not between 1 and {}", q(&self.name()), d, MAX_TASK_DEADLINE_MS));
+            }
+        }
+        if !tasks && (deadline.is_some() || self.v.get("inputFirst").is_some()) {
+            return Some(format!("tool {}: input_first and task_deadline_ms need task support optional or required", q(&self.name())));
+        }
+        None
     }
 
     fn name(&self) -> &str {
@@ -444,6 +504,8 @@ impl Plugin {
     {
         if let Some(e) = &t.err {
             self.errors.push(e.clone());
+        } else if let Some(e) = t.task_mistake() {
+            self.errors.push(e);
         } else if !item_name_ok(t.name()) {
             self.fail(format!("tool name {} must match [A-Za-z0-9_.-]{{1,128}}", q(&t.name())));
         } else if self.tools.iter().any(|e| e.t.name() == t.name()) {
@@ -767,7 +829,7 @@ mod tests {
     #[test]
     fn registration_mistakes_fail_describe() {
         type Case = (&'static str, fn(&mut Plugin), &'static str);
-        let cases: [Case; 12] = [
+        let cases: [Case; 14] = [
             ("bad name", |p| *p = Plugin::new("Bad", "1"), r#"plugin name "Bad" must match"#),
             ("empty version", |p| *p = Plugin::new("t", ""), "plugin version is empty"),
             ("scheme twice", |p| {
@@ -801,6 +863,14 @@ mod tests {
             ("tool name", |p| {
                 p.tool(Tool::new("a b", "{\"type\":\"object\"}"), |_| Ok(ToolResult::default()));
             }, r#"tool name "a b" must match"#),
+            ("task deadline without tasks", |p| {
+                p.tool(Tool::new("x", "{\"type\":\"object\"}").task_deadline_ms(1000), |_| Ok(ToolResult::default()));
+            }, r#"tool "x": input_first and task_deadline_ms need task support optional or required"#),
+            ("task deadline zero", |p| {
+                p.tool(Tool::new("x", "{\"type\":\"object\"}").task_support(TaskSupport::Required).task_deadline_ms(0), |_| {
+                    Ok(ToolResult::default())
+                });
+            }, r#"tool "x": task deadline 0 ms is not between 1 and 86400000"#),
         ];
         for (what, setup, want) in cases {
             let mut p = minimal();
@@ -812,6 +882,18 @@ mod tests {
             let msg = v.get("message").and_then(Value::as_str).unwrap();
             assert!(msg.starts_with("corral: plugin ") && msg.contains(want), "{}: {} lacks {}", what, msg, want);
         }
+    }
+
+    #[test]
+    fn task_fields_in_the_manifest() {
+        let mut p = minimal();
+        let job = Tool::new("job", "{\"type\":\"object\"}").task_support(TaskSupport::Optional).input_first().task_deadline_ms(300_000);
+        p.tool(job, |_| Ok(ToolResult::default()));
+        let m = Value::parse(&p.manifest().unwrap()).unwrap();
+        let t = &m.get("tools").and_then(Value::as_array).unwrap()[0];
+        assert_eq!(t.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str), Some("optional"));
+        assert_eq!(t.get("inputFirst").and_then(Value::as_bool), Some(true));
+        assert_eq!(t.get("taskDeadlineMs").and_then(Value::as_i64), Some(300_000));
     }
 
     #[test]
