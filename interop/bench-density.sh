@@ -84,7 +84,7 @@ echo "bench-density: building the fixture plugin and the harness" >&2
 t0=$(date +%s)
 # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
 "$out/bench" -root "$root" -out "$out" -rows 5 -title "make bench-density" -engines "$engines" \
-	-density-go "$n_go" -density-small "$want_small" -cold -timeout 240m ${BENCH_ARGS:-}
+	-density-go "$n_go" -density-small "$want_small" -cold -wake-budget 5m -timeout 240m ${BENCH_ARGS:-}
 s=$(($(date +%s) - t0))
 echo "bench-density: took $((s / 60)) min $((s % 60)) s; the table is in build/bench-density/table.md"
 if ((n_go < want_go)); then

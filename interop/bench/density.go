@@ -56,10 +56,6 @@ func docsOf(names []string) []string {
 // touch: the hot subset of a fleet.
 const workingSet = 100
 
-// wakeBudget bounds the time spent sampling first calls of sleeping
-// plugins, one at a time.
-const wakeBudget = time.Minute
-
 // densityServer is one corral process serving a fleet.
 type densityServer struct {
 	p           *proc
@@ -263,12 +259,12 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 	hot := spread(big.docs, workingSet)
 	if sleepAfter > 0 {
 		// The first call of each sampled plugin wakes it; at least 10
-		// samples, and no more once a minute has gone.
+		// samples, and no more once -wake-budget has gone.
 		cl := newClient(1)
 		var buf bytes.Buffer
 		t1 := time.Now()
 		for i, uri := range hot {
-			if i >= 10 && time.Since(t1) > wakeBudget {
+			if i >= 10 && time.Since(t1) > o.wakeBudget {
 				break
 			}
 			c := call{"resources/read", uri, `"uri":"` + uri + `",`}
@@ -357,7 +353,7 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 	idleAt, wake := "1 s after the page loads (this binary has no `limits.sleepAfter`: every plugin stays hot)", ""
 	if asleep {
 		idleAt = "once every plugin was past its `limits.sleepAfter` (" + o.sleepAfter.String() + ") by 2 s"
-		wake = " Before the load, the first call of each of those plugins, asleep, was timed one at a time (for at most " + wakeBudget.String() + ", at least 10 plugins)."
+		wake = " Before the load, the first call of each of those plugins, asleep, was timed one at a time (for at most " + o.wakeBudget.String() + ", at least 10 plugins)."
 	}
 	t.note(fmt.Sprintf("Each server of N plugins ran beside one of 1 plugin of the same kind (÷ 1 plugin: the ratio of their "+
 		"p50s in the same repetitions; per plugin: (RSS idle of N − RSS idle of 1) ÷ (N − 1)). RSS is VmRSS, anonymous "+
