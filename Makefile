@@ -230,12 +230,13 @@ cluster-parts: build plugins
 
 # The cluster's benchmarks (docs/cluster.md; about 3 min with the builds):
 # on a NATS server in the test process, kv get/set on JetStream against the
-# local stores, notification fan-out to 1,000 listeners at the hub and the
-# session store; then on the wire, with real processes, 1,000 listen
-# streams over three replicas against one process, and reads through
-# bin/corral-rr in front of one replica and of three.
+# local stores, notification fan-out to 1,000 listeners at the hub, the
+# session store and the tasks' cross-replica reads and forwarding; then on
+# the wire, with real processes, 1,000 listen streams over three replicas
+# against one process, and reads through bin/corral-rr in front of one
+# replica and of three.
 bench-cluster: cluster-parts
-	$(GO) test -run '^$$' -bench 'KV|CrossReplica|SessionGet' -benchtime 200x ./host/cluster
+	$(GO) test -run '^$$' -bench 'KV|CrossReplica|SessionGet|Task' -benchtime 200x ./host/cluster
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterNotify' -benchtime 20x .
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterThroughput' -benchtime 3000x .
 

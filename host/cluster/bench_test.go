@@ -1,15 +1,19 @@
 package cluster
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/notify"
 	"github.com/corral-mcp/corral/host/plugin"
+	"github.com/corral-mcp/corral/host/tasks"
 )
 
 // BenchmarkKV compares a plugin's kv get and set on JetStream (a server in
@@ -118,4 +122,49 @@ func benchReplica(b *testing.B, url, id string) (*notify.Hub, func()) {
 		b.Fatal(err)
 	}
 	return hub, func() { bus.Stop(b.Context()); c.Stop(b.Context()); hub.Close() }
+}
+
+// BenchmarkTask measures the cross-replica paths of a task, two replicas
+// on a server in this process: a tasks/get on replica 2 of a task working
+// on replica 1 (its record and its runner's lease), of a completed task
+// whose 2 MiB result is in the Object Store, and an answer forwarded from
+// replica 2 to the runner (read, request/reply, the runner's read).
+func BenchmarkTask(b *testing.B) {
+	n := startServer(b)
+	r1 := startTaskReplica(b, n.url(), "r1", 0)
+	r2 := startTaskReplica(b, n.url(), "r2", 0)
+	ctx := b.Context()
+	asks, err := r1.mgr.Start("alice", "p", askingWork)
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitTask(b, r2, "alice", asks.ID, tasks.InputRequired)
+	result, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 2<<20)}}})
+	large, err := r1.mgr.Start("alice", "p", func(context.Context, *tasks.Resume, func(string)) tasks.Outcome { return tasks.Outcome{Result: result} })
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitTask(b, r2, "alice", large.ID, tasks.Completed)
+	b.Run("get/unfinished", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r2.mgr.Get(ctx, "alice", asks.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("get/2MiB", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r2.mgr.Get(ctx, "alice", large.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("update/forwarded", func(b *testing.B) {
+		none := map[string]json.RawMessage{"not-asked": json.RawMessage(`1`)}
+		for b.Loop() {
+			if err := r2.mgr.Update(ctx, "alice", asks.ID, none); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -15,7 +15,11 @@
 //     serves any request of a session and a DELETE revokes it everywhere;
 //   - [Answers], which carries a client's answer to a server-to-client
 //     request of the input bridge to the replica waiting for it, over NATS
-//     request/reply on a subject per replica.
+//     request/reply on a subject per replica;
+//   - [TaskStore], host/tasks' Store and Remote: task records in a
+//     JetStream KV bucket (large results in the Object Store), a lease per
+//     process running tasks, and cancels and answers carried to it over
+//     request/reply.
 //
 // Without cluster configuration none of it runs: corral is one process
 // with its local kv stores and its in-memory session store.

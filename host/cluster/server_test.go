@@ -70,8 +70,8 @@ func (n *testServer) restart() {
 
 func (n *testServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
 
-// connect starts a Conn of replica to the server at url.
-func startConn(t *testing.T, url, replica string) *Conn {
+// startConn starts a Conn of replica to the server at url.
+func startConn(t testing.TB, url, replica string) *Conn {
 	t.Helper()
 	c := NewConn(Options{
 		Cluster:       clusterOf(url, replica),
