@@ -6,8 +6,6 @@
 #   interop/conformance.sh --url URL            judge a server already listening at URL (both eras)
 #   interop/conformance.sh --url-2026 URL --url-2025 URL   one endpoint per era
 #   interop/conformance.sh --expected-dir DIR   read expected-failures-<rev>.yml from DIR
-#   interop/conformance.sh --url URL --no-tasks judge a server that offers no tasks (a cluster replica)
-#                                               without the tasks scenarios
 #   CORRAL_BIN=path interop/conformance.sh      judge another corral binary
 #
 # By default it copies build/plugins/conformance.wasm into a temporary plugin
@@ -40,7 +38,6 @@ revisions=(2026-07-28 2025-11-25)
 expected_dir=$root/interop/conformance
 out=$root/build/conformance
 declare -A url=()
-no_tasks=
 
 usage() {
 	sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
@@ -53,7 +50,6 @@ while (($#)); do
 	--url-2026) url[2026-07-28]=${2:?}; shift 2 ;;
 	--url-2025) url[2025-11-25]=${2:?}; shift 2 ;;
 	--expected-dir) expected_dir=$(cd "${2:?}" && pwd); shift 2 ;;
-	--no-tasks) no_tasks=1; shift ;;
 	-h | --help) usage ;;
 	*) echo "conformance: unknown argument $1" >&2; usage ;;
 	esac
@@ -226,7 +222,7 @@ judge() {
 			failed+=("$key")
 			break
 		fi
-		[[ $rev != 2026-07-28 || -n $no_tasks ]] || judge_tasks "$label" "$dir" "$baseline" "$target"
+		[[ $rev != 2026-07-28 ]] || judge_tasks "$label" "$dir" "$baseline" "$target"
 	done
 }
 

@@ -120,12 +120,6 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version})
 		a.log.Info("tracing", "exporter", cfg.Trace.Exporter, "endpoint", cfg.Trace.Endpoint, "sampleRatio", cfg.Trace.SampleRatio, "names", cfg.Trace.Names)
 	}
-	// Task state lives in this process's memory: a cluster's replicas
-	// would answer one another's tasks as unknown, so a replica offers no
-	// tasks until that state is shared (docs/tasks.md).
-	if !cfg.Cluster.Enabled() {
-		a.tasks = newTasks(cfg.Tasks)
-	}
 	// The notification hub: plugin notify calls, plugin-set swaps and file
 	// watchers in; listen streams and sessions out. A resource update
 	// reaches only those the policy lets see the resource.
@@ -134,11 +128,13 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	}}
 	rtCfg := plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
-		Logger: a.log, Observer: observer{a.metrics, a.tasks}, Compile: registry.CompileLimits(cfg.Plugins.Compile),
+		Logger: a.log, Compile: registry.CompileLimits(cfg.Plugins.Compile),
 	}
 	if cfg.Cluster.Enabled() {
 		a.provisionCluster(cfg, &hubOpts, &rtCfg)
 	}
+	a.tasks = a.newTasks(cfg.Tasks)
+	rtCfg.Observer = observer{a.metrics, a.tasks}
 	a.hub = notify.New(hubOpts)
 	rtCfg.Notifier = a.hub
 	if a.cluster != nil {
@@ -556,7 +552,7 @@ func (o observer) Call(p, op string, d time.Duration, c plugin.ErrorClass) {
 func (o observer) Instance(p string, created bool, reason string) { o.m.Instance(p, created, reason) }
 func (o observer) Quarantine(p string, on bool) {
 	o.m.Quarantine(p, on)
-	if on && o.tasks != nil {
+	if on {
 		o.tasks.Fail(p, "The plugin "+p+" was quarantined after repeated failures.")
 	}
 }
