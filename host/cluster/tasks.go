@@ -41,6 +41,9 @@ const (
 	// that stops (or loses NATS) this long has its tasks failed.
 	// It is renewed every third of that.
 	leaseTTL = 15 * time.Second
+	// finalRetry is how long a task's last change is tried again while
+	// NATS is away (every 40th of it).
+	finalRetry = 10 * time.Second
 	// resultTimeout bounds the writing or reading of one result in the
 	// Object Store (up to limits.maxResponseBytes).
 	resultTimeout = 30 * time.Second
@@ -109,9 +112,6 @@ func NewTaskStore(c *Conn, opts TaskOptions) *TaskStore {
 // Serve sets the Manager whose tasks run in this process: the cancels and
 // answers other replicas forward here go to it. Call it before Start.
 func (s *TaskStore) Serve(m *tasks.Manager) { s.mgr = m }
-
-// Runner is this process's name in the records of the tasks it runs.
-func (s *TaskStore) Runner() string { return s.runner }
 
 // taskRecord is a task in the bucket, version taskVersion.
 type taskRecord struct {
@@ -196,13 +196,29 @@ func (s *TaskStore) ctx(ctx context.Context) (context.Context, context.CancelFun
 // record whose result would take it over the NATS payload limit keeps the
 // result in the Object Store. A finished task's record is final: a change
 // that comes after it (from a runner whose lease lapsed, its task failed
-// by another replica meanwhile) is dropped.
-func (s *TaskStore) Put(parent context.Context, t *tasks.Task) (err error) {
-	defer func() {
-		if err != nil { // the Manager goes on: say it here
-			s.log.Warn("cluster: a task's state not stored", "task", t.ID, "status", t.Status, "err", err)
+// by another replica meanwhile) is dropped. A task's last change is tried
+// again through a NATS outage of up to finalRetry: lost, the task would
+// read working until its ttlMs.
+func (s *TaskStore) Put(ctx context.Context, t *tasks.Task) error {
+	end := time.Now().Add(finalRetry)
+	for {
+		err := s.put(ctx, t)
+		if err == nil {
+			return nil
 		}
-	}()
+		if !t.Status.Terminal() || errors.Is(err, errTooLarge) || time.Now().After(end) || ctx.Err() != nil {
+			// The Manager goes on: say it here.
+			s.log.Warn("cluster: a task's state not stored", "task", t.ID, "status", t.Status, "err", err)
+			return err
+		}
+		time.Sleep(finalRetry / 40)
+	}
+}
+
+// errTooLarge: a record over the NATS payload limit even without its result.
+var errTooLarge = errors.New("over the NATS payload limit")
+
+func (s *TaskStore) put(parent context.Context, t *tasks.Task) error {
 	bctx, cancel := s.ctx(parent)
 	records, _, results, err := s.bind(bctx)
 	cancel()
@@ -218,7 +234,7 @@ func (s *TaskStore) Put(parent context.Context, t *tasks.Task) (err error) {
 	ctx, cancel := s.ctx(parent) // after the result's own time
 	defer cancel()
 	if s.tooLarge(b) {
-		return fmt.Errorf("cluster: task record %s: %d bytes, over the NATS payload limit", t.ID, len(b))
+		return fmt.Errorf("cluster: task record %s: %d bytes: %w", t.ID, len(b), errTooLarge)
 	}
 	for range casAttempts {
 		cur, rev, err := s.read(ctx, records, t.ID)

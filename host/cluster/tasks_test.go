@@ -49,7 +49,7 @@ func startTaskReplica(t testing.TB, url, replica string, lease time.Duration) *t
 		if err != nil {
 			return false
 		}
-		_, err = leases.Get(ctx, s.Runner())
+		_, err = leases.Get(ctx, s.runner)
 		return err == nil
 	})
 	return &taskReplica{conn: c, store: s, mgr: m}
@@ -110,7 +110,7 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := r2.mgr.Get(ctx, "alice", long.ID)
-	if err != nil || got.Status != tasks.Working || got.Runner != r1.store.Runner() || got.Plugin != "p" {
+	if err != nil || got.Status != tasks.Working || got.Runner != r1.store.runner || got.Plugin != "p" {
 		t.Fatalf("r1's task read on r2: %+v, %v", got, err)
 	}
 	if _, err := r2.mgr.Get(ctx, "bob", long.ID); !errors.Is(err, tasks.ErrNotFound) {
@@ -263,5 +263,32 @@ func TestTaskRecords(t *testing.T) {
 	}
 	if _, err := r.store.Get(ctx, "future"); err == nil || errors.Is(err, tasks.ErrNotFound) || !strings.Contains(err.Error(), "version 2") {
 		t.Fatalf("a version 2 record: %v, want a version error", err)
+	}
+}
+
+// TestTaskFinalChangeThroughOutage: a task that finishes while NATS is
+// away is stored completed once NATS is back (within finalRetry), rather
+// than read as working until its ttlMs.
+func TestTaskFinalChangeThroughOutage(t *testing.T) {
+	srv := startServer(t)
+	r := startTaskReplica(t, srv.url(), "r1", 0)
+	release, returned := make(chan struct{}), make(chan struct{})
+	tk, err := r.mgr.Start("alice", "p", func(context.Context, *tasks.Resume, func(string)) tasks.Outcome {
+		<-release
+		close(returned)
+		return tasks.Outcome{Result: json.RawMessage(`{"content":[]}`)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.stop()
+	eventually(t, "disconnected", func() bool { return !r.conn.Status().Connected })
+	close(release)
+	<-returned
+	time.Sleep(100 * time.Millisecond) // the first stores fail
+	srv.start()
+	eventually(t, "connected again", func() bool { return r.conn.Status().Connected })
+	if done := waitTask(t, r, "alice", tk.ID, tasks.Completed); string(done.Result) != `{"content":[]}` {
+		t.Fatalf("after the outage: %+v", done)
 	}
 }
