@@ -78,7 +78,7 @@ type densityResult struct {
 	idle, idleAnon, baseIdle   int64
 	liveIdle                   int // instances live when idle was read
 	loaded                     int64
-	warmRSS                    int64
+	warmIdle                   int64
 	wake                       []time.Duration // first call of each sampled sleeping plugin, sorted
 }
 
@@ -241,11 +241,14 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 
 	// Idle: after every plugin had time to fall asleep (or a second, when
 	// plugins never sleep).
-	if sleepAfter > 0 {
-		sleep(ctx, sleepAfter+2*time.Second)
-	} else {
-		sleep(ctx, time.Second)
+	settle := func() {
+		if sleepAfter > 0 {
+			sleep(ctx, sleepAfter+2*time.Second)
+		} else {
+			sleep(ctx, time.Second)
+		}
 	}
+	settle()
 	if r.idle, r.idleAnon, err = rssDetail(big.p.pid()); err != nil {
 		return nil, err
 	}
@@ -295,7 +298,8 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 		return nil, err
 	}
 	r.warm = big.ready
-	if r.warmRSS, _, err = rssDetail(big.p.pid()); err != nil {
+	settle()
+	if r.warmIdle, _, err = rssDetail(big.p.pid()); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -326,7 +330,7 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 	t.section("5. Density: plugins in one process",
 		"engine", "plugins", "list pages", "first page p50 (÷ 1 plugin)", "last page p50 (÷ 1 plugin)",
 		"RSS idle (anonymous); per plugin", "RSS peak under load",
-		"ready, cold cache", "ready, warm cache (RSS then)", "first call asleep p50 / p99")
+		"ready, cold cache", "ready, warm cache", "RSS idle after the warm start; per plugin", "first call asleep p50 / p99")
 	asleep := false
 	for _, r := range rs {
 		ratio := func(a, b []time.Duration) string {
@@ -344,7 +348,8 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 		t.row(r.engine, fmt.Sprintf("%d %s", r.n, r.kind.label), fmt.Sprint(r.pages),
 			ratio(r.f50, r.baseF50), ratio(r.l50, r.baseL50),
 			fmt.Sprintf("%s (%s); %s", fmtMiB(r.idle), fmtMiB(r.idleAnon), fmtKiB(float64(r.idle-r.baseIdle)/float64(r.n-1))),
-			fmtMiB(r.loaded), cold, fmtDur(r.warm)+" ("+fmtMiB(r.warmRSS)+")", wake)
+			fmtMiB(r.loaded), cold, fmtDur(r.warm),
+			fmtMiB(r.warmIdle)+"; "+fmtKiB(float64(r.warmIdle-r.baseIdle)/float64(r.n-1)), wake)
 	}
 	var live []string
 	for _, r := range rs {
@@ -359,7 +364,9 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 		"p50s in the same repetitions; per plugin: (RSS idle of N − RSS idle of 1) ÷ (N − 1)). RSS is VmRSS, anonymous "+
 		"is smaps_rollup's Anonymous. Idle is read %s; live instances then: %s. The load is 8 "+
 		"clients reading the document of %d plugins spread over the fleet (all of them when fewer) for %s.%s "+
-		"Ready is from exec to /readyz answering 200; warm is a restart on the cache the cold start filled. "+
+		"Ready is from exec to /readyz answering 200; warm is a restart on the cache the cold start filled, "+
+		"its idle RSS read as the first's (memory a plugin released by falling asleep may stay resident in the Go heap "+
+		"of the first process; a restart shows what sleeping plugins hold). "+
 		"† the compilation cache held entries from an earlier run (`-cold` wipes it).",
 		idleAt, strings.Join(live, ", "), workingSet, 2*o.dur, wake))
 	return instanceMemory(ctx, o, t)
