@@ -65,7 +65,9 @@ type TaskOptions struct {
 	// and its result are kept after the task's last change.
 	TTL time.Duration
 	// Lease is how long a runner's lease lasts unrefreshed (default
-	// leaseTTL); it is refreshed every third of it.
+	// leaseTTL); it is refreshed every third of it. It is the lease
+	// bucket's TTL, so every process of a cluster must have the same: only
+	// tests shorten it.
 	Lease time.Duration
 	// Logger receives the store's events; nil discards.
 	Logger *slog.Logger

@@ -179,7 +179,8 @@ func TestTasksAcrossReplicas(t *testing.T) {
 // arriving after that is dropped.
 func TestTaskRunnerGone(t *testing.T) {
 	srv := startServer(t)
-	r2 := startTaskReplica(t, srv.url(), "r2", 0)
+	const lease = 2 * time.Second // the bucket's TTL: the same for every replica
+	r2 := startTaskReplica(t, srv.url(), "r2", lease)
 	ctx := t.Context()
 	failedGone := func(what string, tk *tasks.Task) {
 		t.Helper()
@@ -192,7 +193,7 @@ func TestTaskRunnerGone(t *testing.T) {
 		}
 	}
 
-	stopped := startTaskReplica(t, srv.url(), "r1", 0)
+	stopped := startTaskReplica(t, srv.url(), "r1", lease)
 	tk, err := stopped.mgr.Start("alice", "p", blockedWork)
 	if err != nil {
 		t.Fatal(err)
@@ -211,8 +212,8 @@ func TestTaskRunnerGone(t *testing.T) {
 	}
 	failedGone("the waiting task of a stopped replica", waitTask(t, r2, "alice", asks.ID, tasks.Failed))
 
-	// Lost without a word: its lease lapses after 600 ms.
-	lost := startTaskReplica(t, srv.url(), "r3", 600*time.Millisecond)
+	// Lost without a word: its lease lapses.
+	lost := startTaskReplica(t, srv.url(), "r3", lease)
 	tk, err = lost.mgr.Start("alice", "p", blockedWork)
 	if err != nil {
 		t.Fatal(err)
