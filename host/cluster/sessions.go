@@ -72,7 +72,7 @@ type SessionStore struct {
 
 	mu       sync.Mutex
 	ids      map[string]struct{}                         // live sessions, as the watch saw them
-	watchers map[string]map[chan session.Record]struct{} // Watch
+	watchers map[string]map[chan session.Record]uint64 // Watch: each channel's revision when it began
 	touched  map[string]time.Time                        // this replica's last touch of each session
 
 	evicted, refused atomic.Int64
@@ -94,7 +94,7 @@ func NewSessionStore(js jetstream.JetStream, opts SessionOptions) *SessionStore 
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	s := &SessionStore{js: js, opts: opts, bucket: opts.Name + "_sessions", log: log, now: time.Now,
-		ids: map[string]struct{}{}, watchers: map[string]map[chan session.Record]struct{}{},
+		ids: map[string]struct{}{}, watchers: map[string]map[chan session.Record]uint64{},
 		touched: map[string]time.Time{}, stop: stop, done: make(chan struct{})}
 	go s.run(ctx)
 	return s
@@ -231,7 +231,10 @@ func (s *SessionStore) apply(e jetstream.KeyValueEntry) {
 		return
 	}
 	rec.Rev = e.Revision()
-	for ch := range s.watchers[id] {
+	for ch, since := range s.watchers[id] {
+		if rec.Rev <= since {
+			continue // the watch began with it, or after it
+		}
 		select {
 		case <-ch: // drop the older change unread
 		default:
@@ -519,7 +522,7 @@ func (s *SessionStore) Watch(ctx context.Context, id string) (<-chan session.Rec
 		return nil, err
 	}
 	gctx, cancel := context.WithTimeout(ctx, opTimeout)
-	_, err = get(gctx, kv, id)
+	rec, err := get(gctx, kv, id)
 	cancel()
 	if err != nil {
 		return nil, err
@@ -527,9 +530,9 @@ func (s *SessionStore) Watch(ctx context.Context, id string) (<-chan session.Rec
 	ch := make(chan session.Record, 1)
 	s.mu.Lock()
 	if s.watchers[id] == nil {
-		s.watchers[id] = map[chan session.Record]struct{}{}
+		s.watchers[id] = map[chan session.Record]uint64{}
 	}
-	s.watchers[id][ch] = struct{}{}
+	s.watchers[id][ch] = rec.Rev
 	s.mu.Unlock()
 	go func() {
 		select {
