@@ -409,17 +409,20 @@ func (m *wasmtimeModule) Instantiate(ctx context.Context, cfg InstanceConfig) (I
 	store.SetWasi(wasmtime.NewWasiConfig())
 	store.Limiter(int64(e.pages)*65536, -1, -1, -1, -1)
 	in.store = store
+	in.watch = watchEpochs(store)
 
 	t := e.flavor.ticker
 	t.enter()
 	defer t.leave()
-	if err := in.arm(ctx); err != nil {
-		store.Close()
+	release, err := in.arm(ctx)
+	if err != nil {
+		in.closeStore()
 		return nil, err
 	}
+	defer release()
 	inst, err := e.linker.Instantiate(store, m.s.mod)
 	if err != nil {
-		store.Close()
+		in.closeStore()
 		return nil, in.callError(ctx, err)
 	}
 	in.inst = inst
@@ -429,7 +432,7 @@ func (m *wasmtimeModule) Instantiate(ctx context.Context, cfg InstanceConfig) (I
 			continue
 		}
 		if _, err := fn.Call(store); err != nil {
-			store.Close()
+			in.closeStore()
 			return nil, fmt.Errorf("%s: %w", name, in.callError(ctx, err))
 		}
 	}
@@ -454,6 +457,7 @@ func (m *wasmtimeModule) Close(ctx context.Context) error {
 type wtInstance struct {
 	e      *wasmtimeEngine
 	store  *wasmtime.Store
+	watch  *epochWatch // nil: a call stops only at its deadline
 	inst   *wasmtime.Instance
 	mem    *wtMemory
 	stderr io.Writer
@@ -464,8 +468,9 @@ type wtInstance struct {
 }
 
 // arm sets the store's epoch deadline from the context's deadline, and
-// its fuel.
-func (in *wtInstance) arm(ctx context.Context) error {
+// its fuel; with a watch, the call also stops soon after the context is
+// done. release ends the watch once the call returned.
+func (in *wtInstance) arm(ctx context.Context) (release func() bool, err error) {
 	ticks := uint64(noDeadlineTicks)
 	if d, ok := ctx.Deadline(); ok {
 		// The first tick may come at once, so one more than the quotient
@@ -476,13 +481,28 @@ func (in *wtInstance) arm(ctx context.Context) error {
 		}
 		ticks = uint64((left+epochTick-1)/epochTick) + 1
 	}
+	release = func() bool { return false }
+	if in.watch != nil {
+		ticks, release = in.watch.arm(ctx, ticks)
+	}
 	in.store.SetEpochDeadline(ticks)
 	if in.e.fuel > 0 {
 		if err := in.store.SetFuel(in.e.fuel); err != nil {
-			return fmt.Errorf("wasmtime: set fuel: %w", err)
+			release()
+			return nil, fmt.Errorf("wasmtime: set fuel: %w", err)
 		}
 	}
-	return nil
+	return release, nil
+}
+
+// closeStore closes the store and frees its epoch watch.
+func (in *wtInstance) closeStore() {
+	if in.store != nil {
+		in.store.Close()
+		in.store = nil
+	}
+	in.watch.free()
+	in.watch = nil
 }
 
 // callError turns what wasmtime returned into an error that names the
@@ -491,14 +511,17 @@ func (in *wtInstance) arm(ctx context.Context) error {
 // agrees, so callers can tell a timeout from a trap by the context.
 func (in *wtInstance) callError(ctx context.Context, err error) error {
 	var trap *wasmtime.Trap
-	if !errors.As(err, &trap) {
+	stopped := !errors.As(err, &trap) && strings.Contains(err.Error(), epochStopped)
+	if !stopped && trap == nil {
 		return fmt.Errorf("wasmtime: %s", trapSummary(err.Error()))
 	}
-	code := trap.Code()
-	if code == nil { // a host function trapped: its message says why
-		return fmt.Errorf("wasm error: %s", trapSummary(trap.Message()))
+	var code *wasmtime.TrapCode
+	if trap != nil {
+		if code = trap.Code(); code == nil { // a host function trapped: its message says why
+			return fmt.Errorf("wasm error: %s", trapSummary(trap.Message()))
+		}
 	}
-	if *code == wasmtime.Interrupt {
+	if stopped || *code == wasmtime.Interrupt {
 		if _, ok := ctx.Deadline(); ok {
 			t := time.NewTimer(10 * epochTick)
 			select {
@@ -510,7 +533,7 @@ func (in *wtInstance) callError(ctx context.Context, err error) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("wasmtime: interrupted: %w", ctx.Err())
 		}
-		return fmt.Errorf("wasmtime: interrupted: %s", trapSummary(trap.Message()))
+		return fmt.Errorf("wasmtime: interrupted: %s", trapSummary(err.Error()))
 	}
 	return fmt.Errorf("wasm error: %s (%s)", trapName(*code), trapSummary(trap.Message()))
 }
@@ -601,10 +624,7 @@ func (in *wtInstance) Memory() Memory {
 func (in *wtInstance) Close(ctx context.Context) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.store != nil {
-		in.store.Close()
-		in.store = nil
-	}
+	in.closeStore()
 	return nil
 }
 
@@ -636,10 +656,12 @@ func (f *wtFunction) Call(ctx context.Context, stack []uint64) error {
 	t.enter()
 	defer t.leave()
 	in.ctx = ctx
-	if err := in.arm(ctx); err != nil {
+	release, err := in.arm(ctx)
+	if err != nil {
 		return err
 	}
 	res, err := f.fn.Call(in.store, f.args...)
+	release()
 	if err != nil {
 		return in.callError(ctx, err)
 	}
