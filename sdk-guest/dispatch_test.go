@@ -234,6 +234,21 @@ func TestValidate(t *testing.T) {
 			p.Tool(abi.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"string"}`)},
 				func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
 		}, `must have type "object"`},
+		{"task support", func(p *Plugin) {
+			p.Tool(abi.Tool{Name: "t", Execution: &abi.ToolExecution{TaskSupport: "sometimes"}},
+				func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
+		}, `tool "t": execution.taskSupport "sometimes" is not forbidden, optional or required`},
+		{"task deadline without tasks", func(p *Plugin) {
+			p.Tool(abi.Tool{Name: "t", TaskDeadlineMs: 1000}, func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
+		}, "InputFirst and TaskDeadlineMs need task support"},
+		{"task deadline over a day", func(p *Plugin) {
+			p.Tool(abi.Tool{Name: "t", Execution: &abi.ToolExecution{TaskSupport: abi.TaskRequired}, TaskDeadlineMs: 86400001},
+				func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
+		}, "TaskDeadlineMs 86400001 is not between 1 and 86400000"},
+		{"task tool", func(p *Plugin) {
+			p.Tool(abi.Tool{Name: "t", Execution: &abi.ToolExecution{TaskSupport: abi.TaskOptional}, InputFirst: true, TaskDeadlineMs: 300000},
+				func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
+		}, ""},
 		{"unknown capability", func(p *Plugin) { p.Request("root") }, `unknown capability "root"`},
 		{"reader without scheme", func(p *Plugin) { p.Reader(read) }, "needs a scheme"},
 	}
@@ -359,5 +374,18 @@ func TestRequire(t *testing.T) {
 	q.Require("root")
 	if err := q.Validate(); err == nil || !strings.Contains(err.Error(), `unknown capability "root"`) {
 		t.Errorf("Validate() = %v, want the unknown capability named", err)
+	}
+}
+
+// TestDescribeTaskFields: a tool's task support, input first and task
+// deadline (ABI 1.3, 1.4) reach the manifest as the host reads them.
+func TestDescribeTaskFields(t *testing.T) {
+	p := New("x", "1")
+	p.Tool(abi.Tool{Name: "scan", Execution: &abi.ToolExecution{TaskSupport: abi.TaskOptional}, InputFirst: true, TaskDeadlineMs: 300000},
+		func(*abi.CallToolRequest) (*abi.CallToolResult, error) { return nil, nil })
+	status, out := p.Handle(abi.OpDescribe, nil)
+	want := `"tools":[{"name":"scan","inputSchema":{"type":"object"},"execution":{"taskSupport":"optional"},"inputFirst":true,"taskDeadlineMs":300000}]`
+	if status != abi.StatusOK || !strings.Contains(string(out), want) {
+		t.Fatalf("describe = %d %s, want it to contain %s", status, out, want)
 	}
 }

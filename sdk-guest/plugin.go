@@ -258,6 +258,10 @@ func (p *Plugin) Tool(t abi.Tool, call ToolFunc) {
 		p.fail("tool %q: input schema must have type \"object\"", t.Name)
 		return
 	}
+	if err := taskFields(t); err != nil {
+		p.fail("tool %q: %v", t.Name, err)
+		return
+	}
 	p.tools[t.Name] = &toolEntry{call: call, required: schema.Required}
 	p.m.Tools = append(p.m.Tools, t)
 }
@@ -293,6 +297,28 @@ func (p *Plugin) fail(format string, args ...any) {
 var pluginName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // Validate reports every registration mistake, or nil.
+// maxTaskDeadlineMs is the longest task deadline a tool may declare: a day.
+const maxTaskDeadlineMs = 24 * 60 * 60 * 1000
+
+// taskFields checks a tool's task declaration (ABI 1.3 and 1.4) as the
+// host does, so that a mistake shows in the plugin's tests.
+func taskFields(t abi.Tool) error {
+	var support string
+	if t.Execution != nil {
+		support = t.Execution.TaskSupport
+	}
+	tasks := support == abi.TaskOptional || support == abi.TaskRequired
+	switch {
+	case support != "" && support != abi.TaskForbidden && !tasks:
+		return fmt.Errorf("execution.taskSupport %q is not forbidden, optional or required", support)
+	case t.TaskDeadlineMs < 0 || t.TaskDeadlineMs > maxTaskDeadlineMs:
+		return fmt.Errorf("TaskDeadlineMs %d is not between 1 and %d", t.TaskDeadlineMs, maxTaskDeadlineMs)
+	case !tasks && (t.InputFirst || t.TaskDeadlineMs > 0):
+		return errors.New("InputFirst and TaskDeadlineMs need task support optional or required")
+	}
+	return nil
+}
+
 func (p *Plugin) Validate() error {
 	errs := slices.Clone(p.errs)
 	if !pluginName.MatchString(p.m.Name) {
