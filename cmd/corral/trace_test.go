@@ -112,10 +112,41 @@ type jaegerSpan struct {
 		TraceID string `json:"traceID"`
 		SpanID  string `json:"spanID"`
 	} `json:"references"`
-	Tags []struct {
-		Key   string `json:"key"`
-		Value any    `json:"value"`
-	} `json:"tags"`
+	Tags []jaegerTag `json:"tags"`
+	// Logs are the span's events: the event's name is the field "event".
+	Logs []struct {
+		Timestamp int64       `json:"timestamp"`
+		Fields    []jaegerTag `json:"fields"`
+	} `json:"logs"`
+}
+
+type jaegerTag struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+}
+
+// events returns the span's events, each as its fields by key (the
+// event's name under "event").
+func (s jaegerSpan) events() []map[string]any {
+	var out []map[string]any
+	for _, l := range s.Logs {
+		m := map[string]any{}
+		for _, f := range l.Fields {
+			m[f.Key] = f.Value
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// parent is the span id of the span's parent, "" for a root.
+func (s jaegerSpan) parent() string {
+	for _, r := range s.References {
+		if r.RefType == "CHILD_OF" {
+			return r.SpanID
+		}
+	}
+	return ""
 }
 
 func (s jaegerSpan) tag(key string) (any, bool) {
@@ -163,8 +194,9 @@ const (
 // TestTracesInJaeger sends requests carrying a client's traceparent (in
 // params._meta and in the HTTP header) through bin/corral exporting to a
 // real Jaeger over OTLP/HTTP and OTLP/gRPC, and reads the traces back: one
-// trace per request, with the request, catalog, plugin (instance wait,
-// guest) and host-call spans, linked to the client's span without taking
+// trace per request, with the request, catalog and plugin spans (the
+// plugin's with its instance wait and guest time, and its host calls as
+// events), linked to the client's span without taking
 // its trace id; names only when trace.names is set; and with a sample
 // ratio of 0 a sampled traceparent records nothing (issue 17, item 6).
 func TestTracesInJaeger(t *testing.T) {
@@ -241,13 +273,34 @@ trace:
 				if root.SpanID == "" {
 					t.Fatalf("no request span in %v", slices.Collect(maps.Keys(ops)))
 				}
-				want := []string{"catalog.read", "plugin.call", "plugin.instance_wait", "plugin.guest"}
+				want := []string{rootName, "catalog.read", "plugin.call"}
 				if isTool {
-					want = []string{"catalog.tool", "plugin.call", "plugin.instance_wait", "plugin.guest", "host.log"}
+					want[1] = "catalog.tool"
 				}
-				for _, op := range want {
-					if _, ok := ops[op]; !ok {
-						t.Errorf("trace lacks span %s: %v", op, slices.Collect(maps.Keys(ops)))
+				if got := slices.Sorted(maps.Keys(ops)); len(tr.Spans) != len(want) || !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+					t.Errorf("trace has spans %v, want one each of %v", got, want)
+				}
+				if ops[want[1]].parent() != root.SpanID || ops["plugin.call"].parent() != ops[want[1]].SpanID {
+					t.Errorf("spans not nested request > %s > plugin.call", want[1])
+				}
+				call := ops["plugin.call"]
+				for _, k := range []string{"corral.plugin.instance_wait_us", "corral.plugin.guest_us"} {
+					if v, ok := call.tag(k); !ok || v.(float64) < 0 {
+						t.Errorf("plugin.call's %s = %v", k, v)
+					}
+				}
+				// Each host call is an event of the plugin call: the tool
+				// logs three messages; the static read makes no host call.
+				events, hostCalls := call.events(), 0
+				if isTool {
+					hostCalls = 3
+				}
+				if len(events) != hostCalls {
+					t.Errorf("plugin.call's events %v, want one per host call (%d)", events, hostCalls)
+				}
+				for _, ev := range events {
+					if ev["event"] != "host.log" || ev["corral.host.function"] != "log" || ev["corral.host.duration_us"] == nil || len(ev) != 3 {
+						t.Errorf("host-call event %v, want host.log with its function and duration only", ev)
 					}
 				}
 				linked := slices.ContainsFunc(root.References, func(r struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
@@ -12,12 +13,15 @@ import (
 
 var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/mcp")
 
+// rootOpts start every request span: a new root of kind server.
+var rootOpts = []oteltrace.SpanStartOption{oteltrace.WithNewRoot(), oteltrace.WithSpanKind(oteltrace.SpanKindServer)}
+
 // startSpan starts the span of one request: a new root, linked to the
 // client's trace context if it sent one (params._meta's traceparent,
 // else the HTTP header), so the client can neither choose corral's trace
 // id nor its sampling. Attributes are set only on a recording span.
 func (s *Server) startSpan(ctx context.Context, req Request, m *Message) (context.Context, oteltrace.Span) {
-	opts := []oteltrace.SpanStartOption{oteltrace.WithNewRoot(), oteltrace.WithSpanKind(oteltrace.SpanKindServer)}
+	opts := rootOpts[:len(rootOpts):len(rootOpts)] // a link appends to a copy
 	var tp, ts string
 	if m.p.Meta != nil {
 		if m.p.Meta.TraceParent != nil {
@@ -36,12 +40,13 @@ func (s *Server) startSpan(ctx context.Context, req Request, m *Message) (contex
 	if !span.IsRecording() {
 		return ctx, span
 	}
-	span.SetAttributes(trace.MethodName.String(m.Method), trace.RequestID.String(string(m.ID)))
+	attrs := append(make([]attribute.KeyValue, 0, 3), trace.MethodName.String(m.Method), trace.RequestID.String(string(m.ID)))
 	if m.Modern() && m.p.Meta != nil && m.p.Meta.ProtocolVersion != nil {
-		span.SetAttributes(trace.ProtocolVersion.String(*m.p.Meta.ProtocolVersion))
+		attrs = append(attrs, trace.ProtocolVersion.String(*m.p.Meta.ProtocolVersion))
 	} else if v := req.Session.legacyVersion(); v != "" {
-		span.SetAttributes(trace.ProtocolVersion.String(v))
+		attrs = append(attrs, trace.ProtocolVersion.String(v))
 	}
+	span.SetAttributes(attrs...)
 	if s.opts.TraceNames {
 		switch m.Method {
 		case "resources/read", "resources/subscribe", "resources/unsubscribe":

@@ -3,13 +3,17 @@ package plugin
 import (
 	"context"
 	"log/slog"
+	"time"
+
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/trace"
 )
 
-// tracer starts the plugin runtime's spans: the call, its wait for an
-// instance, the guest's run and each host call.
+// tracer starts the plugin runtime's span: one per call, with its wait
+// for an instance and the guest's run as attributes and the guest's host
+// calls as events.
 var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/plugin")
 
 // Limits on arguments a guest passes to host functions that are not
@@ -53,16 +57,24 @@ func hostFuncs() []HostFunc {
 	}
 }
 
-// traced wraps a host function in a span "host.NAME", a child of the
-// call's guest span; what the guest passed is never recorded.
+// traced wraps a host function so that each call is an event "host.NAME"
+// on the plugin call's span, stamped with its start and carrying its
+// duration (also when it traps); what the guest passed is never recorded.
+// An event costs a fraction of a span, and a guest may make many host
+// calls in one call.
 func traced(name string, fn func(ctx context.Context, mem Memory, stack []uint64)) func(ctx context.Context, mem Memory, stack []uint64) {
-	spanName := "host." + name
+	event, fnAttr := "host."+name, trace.HostFunc.String(name)
 	return func(ctx context.Context, mem Memory, stack []uint64) {
-		_, span := tracer.Start(ctx, spanName)
-		defer span.End()
-		if span.IsRecording() {
-			span.SetAttributes(trace.HostFunc.String(name))
+		span := oteltrace.SpanFromContext(ctx)
+		if !span.IsRecording() {
+			fn(ctx, mem, stack)
+			return
 		}
+		start := time.Now()
+		defer func() {
+			span.AddEvent(event, oteltrace.WithTimestamp(start),
+				oteltrace.WithAttributes(fnAttr, trace.HostTime.Int64(time.Since(start).Microseconds())))
+		}()
 		fn(ctx, mem, stack)
 	}
 }

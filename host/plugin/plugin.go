@@ -12,6 +12,7 @@ import (
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
 	"github.com/corral-mcp/corral/host/trace"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 )
 
@@ -187,12 +188,20 @@ func (p *Plugin) Call(ctx context.Context, c catalog.Call) (catalog.Result, erro
 	start := time.Now()
 	ctx, span := tracer.Start(ctx, "plugin.call")
 	defer span.End()
-	res, class, err := p.call(ctx, c)
+	var t callTimes
+	res, class, err := p.call(ctx, c, &t)
 	p.obs.Call(p.name, c.Op.String(), time.Since(start), class)
 	p.record(class)
 	if span.IsRecording() {
-		span.SetAttributes(trace.Plugin.String(p.name), trace.Op.String(c.Op.String()), trace.Engine.String(p.engine),
-			trace.ErrorClass.String(string(class)))
+		attrs := append(make([]attribute.KeyValue, 0, 6), trace.Plugin.String(p.name), trace.Engine.String(p.engine),
+			trace.Op.String(c.Op.String()), trace.ErrorClass.String(string(class)))
+		if t.waited {
+			attrs = append(attrs, trace.InstanceWait.Int64(t.wait.Microseconds()))
+		}
+		if t.ran {
+			attrs = append(attrs, trace.GuestTime.Int64(t.guest.Microseconds()))
+		}
+		span.SetAttributes(attrs...)
 		if err != nil {
 			span.SetStatus(codes.Error, string(class))
 		}
@@ -203,7 +212,15 @@ func (p *Plugin) Call(ctx context.Context, c catalog.Call) (catalog.Result, erro
 	return res, err
 }
 
-func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, ErrorClass, error) {
+// callTimes is where one call spent its time, for its span: the wait for
+// an instance (also when it timed out) and the guest's run, each only if
+// the call got that far.
+type callTimes struct {
+	waited, ran bool
+	wait, guest time.Duration
+}
+
+func (p *Plugin) call(ctx context.Context, c catalog.Call, t *callTimes) (catalog.Result, ErrorClass, error) {
 	if p.closed.Load() {
 		return catalog.Result{}, ClassClosed, ErrClosed
 	}
@@ -213,9 +230,9 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, Erro
 	if len(c.Request) > p.cfg.Limits.MaxRequestBytes {
 		return catalog.Result{}, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(c.Request), p.cfg.Limits.MaxRequestBytes)
 	}
-	_, wait := tracer.Start(ctx, "plugin.instance_wait")
+	start := time.Now()
 	in, class, err := p.acquire(ctx, c.Timeout) // a call's budget bounds its wait too
-	wait.End()
+	t.waited, t.wait = true, time.Since(start)
 	if err != nil {
 		return catalog.Result{}, class, err
 	}
@@ -223,9 +240,9 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call) (catalog.Result, Erro
 		p.release(in)
 		return catalog.Result{}, ClassCanceled, err
 	}
-	gctx, guest := tracer.Start(ctx, "plugin.guest") // the host calls it makes are its children
-	res, class, err := in.call(gctx, c, p.caps)
-	guest.End()
+	start = time.Now()
+	res, class, err := in.call(ctx, c, p.caps) // its host calls are events of the call's span
+	t.ran, t.guest = true, time.Since(start)
 	switch class {
 	case ClassOK, ClassGuestError:
 		if in.calls >= p.cfg.Limits.MaxCallsPerInstance {

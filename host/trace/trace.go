@@ -26,7 +26,10 @@ const (
 	Op              = attribute.Key("corral.plugin.op")
 	Engine          = attribute.Key("corral.plugin.engine")
 	ErrorClass      = attribute.Key("corral.plugin.error_class")
+	InstanceWait    = attribute.Key("corral.plugin.instance_wait_us") // the wait for a pooled instance, µs
+	GuestTime       = attribute.Key("corral.plugin.guest_us")         // the guest's run, µs
 	HostFunc        = attribute.Key("corral.host.function")
+	HostTime        = attribute.Key("corral.host.duration_us") // one host call, µs
 )
 
 // Tracer starts spans from the global TracerProvider as it is when each
