@@ -24,8 +24,13 @@ import (
 // runs; -count would run every "off" before any "on".
 var tracingRounds = flag.Int("tracing.rounds", 1, "BenchmarkTracing: the interleaved pairs (off, on) to run")
 
+// tracingTool makes BenchmarkTracing call a tool that makes three host
+// calls (test_tool_with_logging) instead of reading a static resource.
+var tracingTool = flag.Bool("tracing.tool", false, "BenchmarkTracing: call test_tool_with_logging (three host calls) instead of reading test://static-text")
+
 // BenchmarkTracing measures what tracing costs a loaded server: 8 clients
-// reading test://static-text from bin/corral with tracing off and with
+// reading test://static-text (or, with -tracing.tool, calling a tool that
+// makes three host calls) from bin/corral with tracing off and with
 // tracing on (sampling 100 %, exporting over OTLP/HTTP to a collector
 // that decodes and discards, so that the figure is corral's cost and not
 // a collector's on the same cores). Both servers run throughout; the
@@ -62,15 +67,20 @@ func BenchmarkTracing(b *testing.B) {
 		"on": startWire(b, fmt.Sprintf("  conformance:\n    grants: {log: true}\ntrace:\n  exporter: otlp-http\n  endpoint: %s\n  insecure: true\n  sampleRatio: 1\n  serviceName: corral-bench\n",
 			strings.TrimPrefix(sink.URL, "http://")), "conformance"),
 	}
-	read := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	body, method, name := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"resources/read", "test://static-text"
+	if *tracingTool {
+		body, method, name = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"tools/call", "test_tool_with_logging"
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	readOnce := func(s *wireServer) error {
-		req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(read))
+		req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "resources/read")
-		req.Header.Set("Mcp-Name", "test://static-text")
+		req.Header.Set("Mcp-Method", method)
+		req.Header.Set("Mcp-Name", name)
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
@@ -144,7 +154,7 @@ func BenchmarkTracing(b *testing.B) {
 
 	// The batcher exports every 5 s or 512 spans: wait for the tail, then
 	// check that no span was dropped (a dropped span is a cost not paid).
-	const perRequest = 3 // the request, catalog.read, plugin.call
+	const perRequest = 3 // the request, the catalog's, plugin.call
 	for deadline := time.Now().Add(8 * time.Second); spans.Load() < perRequest*traced && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
