@@ -71,9 +71,9 @@ type SessionStore struct {
 	kv atomic.Pointer[jetstream.KeyValue] // nil until bound
 
 	mu       sync.Mutex
-	ids      map[string]struct{}                         // live sessions, as the watch saw them
+	ids      map[string]struct{}                       // live sessions, as the watch saw them
 	watchers map[string]map[chan session.Record]uint64 // Watch: each channel's revision when it began
-	touched  map[string]time.Time                        // this replica's last touch of each session
+	touched  map[string]time.Time                      // this replica's last touch of each session
 
 	evicted, refused atomic.Int64
 
