@@ -179,3 +179,37 @@ func BenchmarkReadyWithBomb(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadMany is the registry's own cost of a first load of n
+// plugins (native loader: no engine), per plugin. A cost per plugin that
+// grows with n is work that grows with the square of the plugins.
+//
+//	go test -run '^$' -bench LoadMany -benchtime 3x ./host/registry
+func BenchmarkLoadMany(b *testing.B) {
+	for _, n := range []int{500, 2000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			old := time.Now().Add(-time.Minute)
+			for i := range n {
+				name := fmt.Sprintf("p%05d", i)
+				writeSpecB(b, dir, name+".wasm", spec{Name: name, Scheme: name, Text: "x"})
+				os.Chtimes(filepath.Join(dir, name+".wasm"), old, old)
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				r, err := New(Options{Dir: dir, Loader: &nativeLoader{}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Load(ctx, time.Minute); err != nil {
+					b.Fatal(err)
+				}
+				if got := len(r.Catalog().Current().Providers()); got != n {
+					b.Fatalf("%d plugins serve, want %d", got, n)
+				}
+				r.Close(ctx)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
+		})
+	}
+}

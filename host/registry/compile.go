@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
@@ -230,6 +228,9 @@ func (r *Registry) finishLocked(ctx context.Context, j *compileJob, o outcome) [
 	f := j.f
 	if r.inflight[f.path] == j {
 		delete(r.inflight, f.path)
+		if j.cur == "" {
+			r.newcomers--
+		}
 	}
 	if r.closed || r.files[f.path] != f {
 		// Closed, or the file went away meanwhile.
@@ -264,7 +265,10 @@ func (r *Registry) finishLocked(ctx context.Context, j *compileJob, o outcome) [
 	if o.next != nil {
 		r.fresh[f.path] = o.next
 	}
-	r.settleFreshLocked(ctx, j.start)
+	// A new version that only waits for the newcomers' claims changes
+	// nothing that serves; anything else (a failure, a skip, a file with
+	// a version held) may.
+	r.settleFreshLocked(ctx, j.start, o.next == nil || r.version(f.path) != nil)
 	r.readyLocked()
 	evs := r.events
 	r.events = nil
@@ -286,7 +290,7 @@ func (r *Registry) hashed(ctx context.Context, j *compileJob, digest string) {
 	var evs []Event
 	if was && !mayBeBound(cfg, j.f.path, digest) && !r.closed {
 		r.scanErrs = nil
-		r.settleFreshLocked(ctx, j.start)
+		r.settleFreshLocked(ctx, j.start, true)
 		r.readyLocked()
 		r.signalLocked()
 		evs = r.events
@@ -333,18 +337,34 @@ func mayBeBound(cfg *config.Config, path, digest string) bool {
 //
 // A compile lasts at most Options.CompileTimeout, and a file refused
 // before compiling (plugins.compile limits) settles at once.
-func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
+//
+// The waiting versions are checked once, not again with every compile
+// that lands, and a landing that only adds one to them settles nothing
+// (dirty false: nothing else changed since the last settlement), so a
+// first load of n plugins costs O(n) checks, not O(n²).
+func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time, dirty bool) {
 	cfg := r.cfg.Load()
-	unknown := false
-	for _, j := range r.inflight {
-		if j.cur == "" {
-			if mayBeBound(cfg, j.f.path, j.digest) {
-				return
-			}
-			unknown = true
-		}
+	unknown, bound := r.newcomersLocked(cfg)
+	if bound {
+		return
 	}
-	idx := cfg.Bindings()
+	if !unknown || cfg != r.waitingCfg {
+		// The newcomers' claims are known, or the waiting versions were
+		// checked against another configuration: all of them again. A
+		// newer version of the same file wins.
+		for path, l := range r.waiting {
+			if n := r.fresh[path]; n != nil {
+				if n.module != l.module {
+					_ = l.module.Close(ctx)
+				}
+				continue
+			}
+			r.fresh[path] = l
+		}
+		clear(r.waiting)
+		r.waitingCfg = cfg
+	}
+	idx, _ := r.bindingsLocked(cfg)
 	fresh := r.fresh
 	r.fresh = map[string]*loaded{}
 	for path, l := range fresh {
@@ -354,9 +374,15 @@ func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
 			continue
 		}
 		if bound, err := bindCheck(cfg, idx, path, l.digest, l.manifest.Name); unknown && !bound && err == nil {
-			r.fresh[path] = l // unbound: waits for the newcomers' claims
+			if w := r.waiting[path]; w != nil && w.module != l.module {
+				_ = w.module.Close(ctx) // an older version of the file
+			}
+			r.waiting[path] = l // unbound: waits for the newcomers' claims
 			delete(fresh, path)
 		}
+	}
+	if unknown && len(fresh) == 0 && !dirty {
+		return // nothing new to settle: the last settlement stands
 	}
 	r.settledWith = cfg
 	if unknown {
@@ -374,22 +400,45 @@ func (r *Registry) settleFreshLocked(ctx context.Context, start time.Time) {
 // hold readiness itself): the file is applied when its compile ends,
 // like a file added later.
 func (r *Registry) waitingLocked() bool {
-	if len(r.fresh) > 0 {
+	if len(r.fresh)+len(r.waiting) > 0 {
 		return true
 	}
 	cfg := r.cfg.Load()
-	binds := slices.ContainsFunc(slices.Collect(maps.Values(cfg.Plugin)), func(p config.Plugin) bool { return p.Binding.Bound() })
-	unbound := 0
-	for _, j := range r.inflight {
-		if j.cur != "" {
-			continue
-		}
-		if !binds || mayBeBound(cfg, j.f.path, j.digest) {
-			return true
-		}
-		unbound++
+	unknown, bound := r.newcomersLocked(cfg)
+	if _, binds := r.bindingsLocked(cfg); !binds || bound {
+		return unknown
 	}
-	return unbound > 1
+	return r.newcomers > 1
+}
+
+// newcomersLocked reports whether a new file (no version held: its claims
+// are unknown) is still compiling, and whether one is that cfg may bind.
+// Without a binding in cfg it costs nothing per file.
+func (r *Registry) newcomersLocked(cfg *config.Config) (unknown, bound bool) {
+	if r.newcomers == 0 {
+		return false, false
+	}
+	if _, binds := r.bindingsLocked(cfg); !binds {
+		return true, false
+	}
+	for _, j := range r.inflight {
+		if j.cur == "" && mayBeBound(cfg, j.f.path, j.digest) {
+			return true, true
+		}
+	}
+	return true, false
+}
+
+// bindingsLocked returns the index of cfg's bindings, and whether cfg
+// binds any plugin, computed once per configuration.
+func (r *Registry) bindingsLocked(cfg *config.Config) (*config.Bindings, bool) {
+	if cfg != r.bindingsCfg {
+		r.bindingsCfg, r.bindings, r.binds = cfg, cfg.Bindings(), false
+		for _, p := range cfg.Plugin {
+			r.binds = r.binds || p.Binding.Bound()
+		}
+	}
+	return r.bindings, r.binds
 }
 
 // readyLocked marks the registry ready once no file is still changing

@@ -216,7 +216,8 @@ func TestCompilePoolBoundsAbandoned(t *testing.T) {
 func waitsUnsettled(r *Registry, name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.fresh[filepath.Join(r.opts.Dir, name)] != nil
+	path := filepath.Join(r.opts.Dir, name)
+	return r.fresh[path] != nil || r.waiting[path] != nil
 }
 
 // TestBoundSettlesDuringSlowCompile: while a new file's compile is

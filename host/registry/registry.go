@@ -111,14 +111,25 @@ type Registry struct {
 	pool *compilePool
 	jobs sync.WaitGroup // compile jobs not yet applied
 
-	mu          sync.Mutex // serializes scans and the outcomes of compiles; guards the fields below
-	files       map[string]*file
-	inflight    map[string]*compileJob // path → the file's compile in progress
-	fresh       map[string]*loaded     // path → version compiled since the last settlement
-	landed      chan struct{}          // closed (and replaced) as compiles' outcomes are applied
-	scanPending bool                   // the last scan found a file still changing
-	serving     map[string]*loaded     // path → version in the current Set
-	held        map[string]*loaded     // path → compiled version kept out by settlement
+	mu        sync.Mutex // serializes scans and the outcomes of compiles; guards the fields below
+	files     map[string]*file
+	inflight  map[string]*compileJob // path → the file's compile in progress
+	newcomers int                    // jobs in inflight of files with no version held
+	// bindings indexes the bindings of bindingsCfg; binds says whether
+	// it binds any plugin.
+	bindingsCfg *config.Config
+	bindings    *config.Bindings
+	binds       bool
+	fresh       map[string]*loaded // path → version compiled since the last settlement
+	// waiting are unbound versions settled once the claims of the new
+	// files still compiling are known (settleFreshLocked), as checked
+	// against waitingCfg.
+	waiting     map[string]*loaded
+	waitingCfg  *config.Config
+	landed      chan struct{}      // closed (and replaced) as compiles' outcomes are applied
+	scanPending bool               // the last scan found a file still changing
+	serving     map[string]*loaded // path → version in the current Set
+	held        map[string]*loaded // path → compiled version kept out by settlement
 	// settledWith is the configuration of the last settlement: a scan
 	// that starts no compile, removes nothing and has the same one skips it.
 	settledWith *config.Config
@@ -214,6 +225,7 @@ func New(opts Options) (*Registry, error) {
 		files:    map[string]*file{},
 		inflight: map[string]*compileJob{},
 		fresh:    map[string]*loaded{},
+		waiting:  map[string]*loaded{},
 		landed:   make(chan struct{}),
 		pool:     newCompilePool(opts.CompileWorkers, opts.CompileTimeout),
 		serving:  map[string]*loaded{},
@@ -350,27 +362,46 @@ func (r *Registry) Load(ctx context.Context, maxWait time.Duration) error {
 
 // await waits until every job is done or nothing still compiling is
 // awaited (waitingLocked), and reports whether a job done found its file
-// still changing.
+// still changing. Each wake-up looks only at the jobs from the first one
+// not yet done, so n jobs cost O(n) looks in all.
 func (r *Registry) await(ctx context.Context, jobs []*compileJob) (pending bool, err error) {
-	for {
-		r.mu.Lock()
-		done := true
-		for _, j := range jobs {
-			select {
-			case <-j.done:
-				pending = pending || !j.out.settled
-			default:
-				done = false
+	isDone := func(j *compileJob) bool {
+		select {
+		case <-j.done:
+			return true
+		default:
+			return false
+		}
+	}
+	// unsettled reports whether a job done (from jobs[i] on) found its
+	// file still changing.
+	unsettled := func(i int) bool {
+		for _, j := range jobs[i:] {
+			if isDone(j) && !j.out.settled {
+				return true
 			}
 		}
+		return false
+	}
+	i := 0
+	for {
+		r.mu.Lock()
+		for ; i < len(jobs) && isDone(jobs[i]); i++ {
+			pending = pending || !jobs[i].out.settled
+		}
 		waiting, landed := r.waitingLocked(), r.landed
-		r.mu.Unlock()
-		if done || !waiting {
+		if i == len(jobs) || !waiting {
+			pending = pending || unsettled(i)
+			r.mu.Unlock()
 			return pending, nil
 		}
+		r.mu.Unlock()
 		select {
 		case <-landed:
 		case <-ctx.Done():
+			r.mu.Lock()
+			pending = pending || unsettled(i)
+			r.mu.Unlock()
 			return pending, ctx.Err()
 		}
 	}
@@ -466,7 +497,7 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		f.pending = true
 		jobs = append(jobs, j)
 	}
-	changed := cfg != r.settledWith || len(r.fresh) > 0 // new compiles settle when they land
+	changed := cfg != r.settledWith || len(r.fresh)+len(r.waiting) > 0 // new compiles settle when they land
 	for path := range r.files {
 		if _, ok := present[path]; !ok {
 			delete(r.files, path)
@@ -480,15 +511,18 @@ func (r *Registry) scanLocked(ctx context.Context) (bool, []*compileJob, error) 
 		// Removed files and settings changes apply now (unless a new
 		// file's claims are unknown); each compile's outcome when it is
 		// ready.
-		r.settleFreshLocked(ctx, start)
+		r.settleFreshLocked(ctx, start, true)
 	}
 	if len(jobs) == 0 {
 		return pending, nil, nil
 	}
-	idx := cfg.Bindings()
+	idx, _ := r.bindingsLocked(cfg)
 	prog := newProgress(len(jobs), r.opts.Progress, r.log, r.opts.ProgressEvery, r.closing)
 	for _, j := range jobs {
 		r.inflight[j.f.path] = j
+		if j.cur == "" {
+			r.newcomers++
+		}
 		r.jobs.Add(1)
 		j.prog, j.idx = prog, idx
 		go r.runJob(ctx, j)
@@ -617,25 +651,27 @@ func (r *Registry) settleLocked(ctx context.Context, cfg *config.Config, fresh m
 	}
 	// Close the modules of versions that never served and that nothing
 	// uses any more (apply retires those that served, after the drain).
-	var unused []Module
-	for _, l := range slices.Concat(slices.Collect(maps.Values(oldHeld)), slices.Collect(maps.Values(fresh))) {
-		if !usesModule(next, l.module) && !usesModule(r.held, l.module) && !slices.Contains(unused, l.module) {
-			unused = append(unused, l.module)
-		}
+	if len(oldHeld)+len(fresh) == 0 {
+		return
 	}
-	for _, m := range unused {
-		_ = m.Close(ctx)
+	used := modulesOf(next, r.held)
+	for _, l := range slices.Concat(slices.Collect(maps.Values(oldHeld)), slices.Collect(maps.Values(fresh))) {
+		if !used[l.module] {
+			used[l.module] = true // closed once
+			_ = l.module.Close(ctx)
+		}
 	}
 }
 
-// usesModule reports whether a version in vs runs from m.
-func usesModule(vs map[string]*loaded, m Module) bool {
-	for _, l := range vs {
-		if l.module == m {
-			return true
+// modulesOf returns the modules the versions in vss run from.
+func modulesOf(vss ...map[string]*loaded) map[Module]bool {
+	used := map[Module]bool{}
+	for _, vs := range vss {
+		for _, l := range vs {
+			used[l.module] = true
 		}
 	}
-	return false
+	return used
 }
 
 // idle returns a copy of l with no running instance.
@@ -710,6 +746,7 @@ func (r *Registry) apply(changes, next map[string]*loaded, start time.Time) bool
 	// Retire the plugins and modules the new set no longer uses.
 	var retired []*tracked
 	var modules []Module
+	var used map[Module]bool
 	for path, l := range prev {
 		n := next[path]
 		if n != nil && n.plugin == l.plugin {
@@ -718,7 +755,11 @@ func (r *Registry) apply(changes, next map[string]*loaded, start time.Time) bool
 		if l.plugin != nil {
 			retired = append(retired, l.plugin)
 		}
-		if !usesModule(next, l.module) && !usesModule(r.held, l.module) && !slices.Contains(modules, l.module) {
+		if used == nil {
+			used = modulesOf(next, r.held)
+		}
+		if !used[l.module] {
+			used[l.module] = true // retired once
 			modules = append(modules, l.module)
 		}
 	}
@@ -914,7 +955,10 @@ func (r *Registry) Close(ctx context.Context) error {
 	for _, l := range r.fresh {
 		_ = l.module.Close(ctx)
 	}
-	r.fresh = map[string]*loaded{}
+	for _, l := range r.waiting {
+		_ = l.module.Close(ctx)
+	}
+	r.fresh, r.waiting = map[string]*loaded{}, map[string]*loaded{}
 	r.mu.Unlock()
 	r.drains.Wait()
 	var errs []error
