@@ -81,6 +81,7 @@ func judgeWasm(t *testing.T, wasm string) {
 		})
 	})
 	t.Run("probe", func(t *testing.T) { j.probe(t, cs) })
+	t.Run(era2026+"/probe as a task", j.probeTask)
 }
 
 // judge is one example provider served by corral, and what its client heard.
@@ -464,11 +465,9 @@ func (j *judge) counter(t *testing.T, cs *mcp.ClientSession) *mcp.ClientSession 
 	return cs
 }
 
-// probe checks config, files, http, progress and log through the probe tool.
-func (j *judge) probe(t *testing.T, cs *mcp.ClientSession) {
-	path := filepath.ToSlash(filepath.Join(j.root, judgeFile))
-	text, isErr := callText(t, cs, "probe", map[string]any{"path": path, "url": j.fetchURL}, "judge-probe")
-	want := strings.Join([]string{
+// probeWant is the text of a successful probe.
+func probeWant() string {
+	return strings.Join([]string{
 		"motto: " + judgeMotto,
 		"roots: 1",
 		"files: " + judgeSibling + "," + judgeFile,
@@ -476,6 +475,13 @@ func (j *judge) probe(t *testing.T, cs *mcp.ClientSession) {
 		"file: " + judgeFileText,
 		"http: 200 " + judgeHTTPBody,
 	}, "\n")
+}
+
+// probe checks config, files, http, progress and log through the probe tool.
+func (j *judge) probe(t *testing.T, cs *mcp.ClientSession) {
+	path := filepath.ToSlash(filepath.Join(j.root, judgeFile))
+	text, isErr := callText(t, cs, "probe", map[string]any{"path": path, "url": j.fetchURL}, "judge-probe")
+	want := probeWant()
 	if isErr || text != want {
 		t.Errorf("probe (isError %v)\n got %q\nwant %q", isErr, text, want)
 	}
@@ -569,4 +575,32 @@ func waitFor(cond func() bool) bool {
 		}
 	}
 	return cond()
+}
+
+// probeTask calls probe as a task (it declares task support, ABI 1.4)
+// over the raw wire, as no pinned client speaks the tasks extension: the
+// task completes with the probe's text, and its statusMessage is the last
+// progress the guest reported.
+func (j *judge) probeTask(t *testing.T) {
+	args, _ := json.Marshal(map[string]string{"path": filepath.ToSlash(filepath.Join(j.root, judgeFile)), "url": j.fetchURL})
+	res, rerr := rawCall(t, j.srv.url, "tools/call", "probe", `"name":"probe","arguments":`+string(args)+`,`+tasksMeta)
+	id, _ := res["taskId"].(string)
+	if rerr != nil || res["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call probe with the tasks extension: want a task, got %v %v", res, rerr)
+	}
+	for end := time.Now().Add(checkTimeout); ; time.Sleep(20 * time.Millisecond) {
+		res, rerr = rawCall(t, j.srv.url, "tasks/get", id, fmt.Sprintf(`"taskId":%q,%s`, id, tasksMeta))
+		if rerr != nil || res["status"] != "working" || time.Now().After(end) {
+			break
+		}
+	}
+	result, _ := res["result"].(map[string]any)
+	content, _ := result["content"].([]any)
+	var text any
+	if len(content) == 1 {
+		text = content[0].(map[string]any)["text"]
+	}
+	if rerr != nil || res["status"] != "completed" || text != probeWant() || res["statusMessage"] != "http" {
+		t.Fatalf("probe as a task: want completed with the probe's text and statusMessage http, got %v %v", res, rerr)
+	}
 }

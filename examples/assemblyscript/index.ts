@@ -11,6 +11,7 @@ import {
   PromptResponse,
   ReadRequest,
   ReadResponse,
+  TaskSupport,
   ToolRequest,
   ToolResponse,
   JSONObject,
@@ -219,6 +220,8 @@ p.tool(
   {
     name: "probe",
     inputSchema: '{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]}',
+    taskSupport: TaskSupport.Optional,
+    taskDeadlineMs: 60000,
   },
   callProbe,
 );

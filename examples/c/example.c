@@ -208,6 +208,8 @@ void corral_setup(void) {
 	corral_tool((corral_tool_def){.name = "reset", .input_schema = NO_ARGUMENTS}, reset);
 	corral_tool((corral_tool_def){.name = "probe",
 	                              .input_schema = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
-	                                              "\"url\":{\"type\":\"string\"}},\"required\":[\"path\",\"url\"]}"},
+	                                              "\"url\":{\"type\":\"string\"}},\"required\":[\"path\",\"url\"]}",
+	                              .task_support = CORRAL_TASK_OPTIONAL,
+	                              .task_deadline_ms = 60000},
 	            probe);
 }

@@ -67,7 +67,8 @@ func newPlugin() *corral.Plugin {
 	p.Tool(abi.Tool{Name: "increment", InputSchema: json.RawMessage(noArguments)}, increment)
 	p.Tool(abi.Tool{Name: "reset", InputSchema: json.RawMessage(noArguments)}, reset)
 	p.Tool(abi.Tool{Name: "probe", InputSchema: json.RawMessage(
-		`{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]}`)}, probe)
+		`{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]}`),
+		Execution: &abi.ToolExecution{TaskSupport: abi.TaskOptional}, TaskDeadlineMs: 60000}, probe)
 	return p
 }
 

@@ -4,7 +4,7 @@
 
 use corral::{
     config, files, http, kv, Cap, Contents, Errno, Error, InputRequired, Level, Message, Plugin, Prompt,
-    PromptRequest, PromptResult, ReadResult, Resource, Template, Tool, ToolRequest, ToolResult, Value,
+    PromptRequest, PromptResult, ReadResult, Resource, TaskSupport, Template, Tool, ToolRequest, ToolResult, Value,
 };
 
 /// The greetings, in the order completion lists them.
@@ -129,7 +129,7 @@ pub fn build() -> Plugin {
     p.tool(Tool::new("increment", r#"{"type":"object","properties":{}}"#), increment);
     p.tool(Tool::new("reset", r#"{"type":"object","properties":{}}"#), reset);
     let probe_schema = r#"{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]}"#;
-    p.tool(Tool::new("probe", probe_schema), probe);
+    p.tool(Tool::new("probe", probe_schema).task_support(TaskSupport::Optional).task_deadline_ms(60_000), probe);
     p
 }
 
@@ -155,7 +155,7 @@ mod tests {
     fn manifest_is_the_spec() {
         let (status, m) = call(&mut build(), 1, "{}");
         assert_eq!(status, STATUS_OK);
-        let want = r#"{"name":"example","version":"1.0.0","abi":1,"title":"Example provider","schemes":["example"],"resources":[{"uri":"example://readme","name":"readme","mimeType":"text/plain"},{"uri":"example://counter","name":"counter","mimeType":"text/plain"}],"templates":[{"uriTemplate":"example://greetings/{lang}","name":"greeting","mimeType":"text/plain","complete":["lang"]}],"prompts":[{"name":"greet","description":"Greet someone","arguments":[{"name":"name","required":true},{"name":"lang"}],"complete":["lang"]}],"tools":[{"name":"shout","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},{"name":"increment","inputSchema":{"type":"object","properties":{}}},{"name":"reset","inputSchema":{"type":"object","properties":{}}},{"name":"probe","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]}}],"capabilities":["kv","notify","log","config","files","http"],"requiredCapabilities":["kv"]}"#;
+        let want = r#"{"name":"example","version":"1.0.0","abi":1,"title":"Example provider","schemes":["example"],"resources":[{"uri":"example://readme","name":"readme","mimeType":"text/plain"},{"uri":"example://counter","name":"counter","mimeType":"text/plain"}],"templates":[{"uriTemplate":"example://greetings/{lang}","name":"greeting","mimeType":"text/plain","complete":["lang"]}],"prompts":[{"name":"greet","description":"Greet someone","arguments":[{"name":"name","required":true},{"name":"lang"}],"complete":["lang"]}],"tools":[{"name":"shout","inputSchema":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}},{"name":"increment","inputSchema":{"type":"object","properties":{}}},{"name":"reset","inputSchema":{"type":"object","properties":{}}},{"name":"probe","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"url":{"type":"string"}},"required":["path","url"]},"execution":{"taskSupport":"optional"},"taskDeadlineMs":60000}],"capabilities":["kv","notify","log","config","files","http"],"requiredCapabilities":["kv"]}"#;
         assert_eq!(m.to_string(), want);
     }
 
