@@ -78,15 +78,6 @@ var knownNames = []string{"jsonrpc", "id", "method", "params", "result", "error"
 	"io.modelcontextprotocol/logLevel", "progressToken", "type", "value",
 	"toolsListChanged", "promptsListChanged", "resourcesListChanged", "resourceSubscriptions"}
 
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 var decodeCases = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://x",` + modernMeta + `}}`,
 	`{"jsonrpc":"2.0","id":"a\u00e9\"","method":"x"}`,
