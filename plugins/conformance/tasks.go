@@ -20,7 +20,7 @@ var (
 )
 
 // spins is what spin_job's loop changes, so that it is not optimized away.
-var spins uint64
+var spins int64
 
 // compute is slow_compute and bounded_job: it sleeps for seconds and
 // answers with label.
@@ -79,9 +79,10 @@ var taskTools = []tool{
 	{abi.Tool{Name: "spin_job", Description: "Loops without end and without a host call; only a cancel or its deadline stops it",
 		Execution: required, TaskDeadlineMs: 120_000},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
-			for {
+			for spins >= 0 { // centuries before it overflows
 				spins++
 			}
+			return corral.ToolText("spun"), nil
 		}},
 	{abi.Tool{Name: "failing_job", Description: "Fails with a tool error after about a second", Execution: required},
 		func(*abi.CallToolRequest) (*abi.CallToolResult, error) {
