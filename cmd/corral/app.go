@@ -472,8 +472,8 @@ func (a *App) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) {
 // Stop shuts down gracefully: not ready and no more keep-alives, then
 // http.drainDelay of serving on (a balancer's time to notice), then within
 // shutdownTimeout listen streams ended, no new connections, requests
-// finished, background work stopped, plugins closed, and the parts stopped
-// in reverse order. It is safe after a Start that failed part way.
+// finished, background work stopped, unfinished tasks failed, plugins
+// closed, and the parts stopped in reverse order. It is safe after a Start that failed part way.
 func (a *App) Stop() {
 	a.health.SetDraining()
 	for _, hs := range a.servers {
@@ -497,6 +497,9 @@ func (a *App) Stop() {
 		a.stopBG()
 	}
 	a.bg.Wait()
+	// Unfinished tasks end now, stored failed (in a cluster, for the other
+	// replicas to answer), rather than hold the plugins' close.
+	a.tasks.Stop(ctx, "The server stopped before the task finished.")
 	if err := a.reg.Close(ctx); err != nil {
 		a.log.Warn("closing plugins", "err", err)
 	}

@@ -160,6 +160,8 @@ type Manager struct {
 	live      map[string]*live // unfinished tasks started here
 	principal map[string]int
 	plugin    map[string]int
+
+	runs sync.WaitGroup // the tasks' goroutines, for Stop
 }
 
 // live is the in-process side of an unfinished task.
@@ -249,7 +251,11 @@ func (m *Manager) Start(owner, plugin string, work Work) (*Task, error) {
 		return nil, fmt.Errorf("tasks: store: %w", err)
 	}
 	cp := *t
-	go m.run(ctx, &cp, l, work)
+	m.runs.Add(1)
+	go func() {
+		defer m.runs.Done()
+		m.run(ctx, &cp, l, work)
+	}()
 	return t, nil
 }
 
@@ -488,6 +494,28 @@ func (m *Manager) Fail(plugin, message string) {
 			l.reason = message
 			l.cancel()
 		}
+	}
+}
+
+// Stop ends every unfinished task with message and waits until each has
+// stored its end, or ctx is done: the server is stopping. A running guest
+// is interrupted rather than hold the shutdown, and a client polling
+// through another replica of a cluster reads why its task failed. Start
+// no task once Stop is called.
+func (m *Manager) Stop(ctx context.Context, message string) {
+	m.mu.Lock()
+	for _, l := range m.live {
+		if l.reason == "" {
+			l.reason = message
+		}
+		l.cancel()
+	}
+	m.mu.Unlock()
+	done := make(chan struct{})
+	go func() { m.runs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 

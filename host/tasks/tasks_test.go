@@ -297,3 +297,28 @@ func TestStatusMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestStop: stopping the Manager ends a running and a waiting task, each
+// stored failed with the message before Stop returns.
+func TestStop(t *testing.T) {
+	ctx := context.Background()
+	m, _ := newManager(Config{})
+	running, err := m.Start("alice", "p", blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, err := m.Start("alice", "p", func(context.Context, *Resume, func(string)) Outcome {
+		return Outcome{Requests: map[string]json.RawMessage{"a": json.RawMessage(`{"method":"x"}`)}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, "alice", waiting.ID, InputRequired)
+	m.Stop(ctx, "The server stopped.")
+	for _, id := range []string{running.ID, waiting.ID} {
+		tk, err := m.Get(ctx, "alice", id)
+		if err != nil || tk.Status != Failed || tk.Message != "The server stopped." {
+			t.Errorf("task %s right after Stop: %+v, %v; want failed with the message", id, tk, err)
+		}
+	}
+}
