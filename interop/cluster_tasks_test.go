@@ -126,9 +126,9 @@ func pollTask(t *testing.T, c *cluster, i int, id, want string, within time.Dura
 // replica 1 (the task is cancelled only once the guest returned, long
 // before its 60 s); another principal's get answers like a missing task
 // on any replica; a task's input is answered through two other replicas;
-// a result over NATS's payload limit is read through another replica; and
-// the task of a replica killed mid-run fails, saying so, instead of
-// staying working.
+// a result over NATS's payload limit is read through another replica; the
+// task of a replica killed mid-run fails, saying so, instead of staying
+// working; and a replica stopped gracefully fails its task as it leaves.
 func TestClusterTasks(t *testing.T) {
 	c := taskCluster(t)
 
@@ -201,5 +201,19 @@ func TestClusterTasks(t *testing.T) {
 		if a.Status != "working" || time.Now().After(end) {
 			t.Fatalf("the killed replica's task on r2: %+v, want failed within 40 s", a)
 		}
+	}
+
+	// Replica 2 stopped (SIGTERM) while it runs a task: it fails the task,
+	// saying so, before it leaves, rather than wait for the guest (which
+	// would hold its shutdown past the harness's patience).
+	stopping := createTask(t, c, 1, "slow_compute", `{"seconds":60,"label":"stopping"}`)
+	pollTask(t, c, 2, stopping, "working", 5*time.Second)
+	c.replicas[1].stop()
+	if err := c.replicas[1].err; err != nil {
+		t.Errorf("r2 on SIGTERM with a running task: %v, want a clean exit within %v", err, stopTimeout)
+	}
+	a, e := getTaskOn(t, c, 2, "alice", stopping)
+	if e != nil || a.Status != "failed" || a.Error == nil || a.Error.Message != "The server stopped before the task finished." {
+		t.Fatalf("r2's task read on r3 after r2 stopped: %+v %v", a, e)
 	}
 }
