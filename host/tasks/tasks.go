@@ -167,9 +167,16 @@ type Manager struct {
 // live is the in-process side of an unfinished task.
 type live struct {
 	owner, plugin string
-	cancel        context.CancelFunc
-	cancelled     bool   // a client asked to cancel
-	reason        string // set by Fail: why the task failed
+	// task is the record, changed under the Manager's lock; seq counts
+	// its changes. Its snapshots are stored outside that lock (a
+	// cluster's Store is a network round trip), one at a time under put,
+	// and one older than the last stored (written) is dropped.
+	task         *Task
+	seq, written uint64
+	put          sync.Mutex
+	cancel       context.CancelFunc
+	cancelled    bool   // a client asked to cancel
+	reason       string // set by Fail: why the task failed
 	// The parked round: where its answers go, its outstanding requests by
 	// client key, the work's key for each, and the answers given so far.
 	input   chan map[string]json.RawMessage
@@ -229,7 +236,8 @@ func (m *Manager) Start(owner, plugin string, work Work) (*Task, error) {
 	t := &Task{ID: id, Owner: owner, Plugin: plugin, Status: Working,
 		Created: now, Updated: now, Expires: now.Add(m.TTL())}
 	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Deadline)
-	l := &live{owner: owner, plugin: plugin, cancel: cancel}
+	cp := *t
+	l := &live{owner: owner, plugin: plugin, cancel: cancel, task: &cp}
 	m.mu.Lock()
 	switch {
 	case m.principal[owner] >= m.cfg.MaxPerPrincipal:
@@ -250,33 +258,32 @@ func (m *Manager) Start(owner, plugin string, work Work) (*Task, error) {
 		cancel()
 		return nil, fmt.Errorf("tasks: store: %w", err)
 	}
-	cp := *t
 	m.runs.Add(1)
 	go func() {
 		defer m.runs.Done()
-		m.run(ctx, &cp, l, work)
+		m.run(ctx, l, work)
 	}()
 	return t, nil
 }
 
 // run drives one task to a terminal status.
-func (m *Manager) run(ctx context.Context, t *Task, l *live, work Work) {
+func (m *Manager) run(ctx context.Context, l *live, work Work) {
 	defer l.cancel()
-	defer m.finish(t.ID, l)
-	status := m.status(t, l)
+	defer m.finish(l.task.ID, l)
+	status := m.status(l)
 	var in *Resume
 	for round := 1; ; round++ {
 		out := work(ctx, in, status)
 		if ctx.Err() != nil {
-			m.settle(t, m.stopped(l, ctx))
+			m.settle(l, m.stopped(l, ctx))
 			return
 		}
 		switch {
 		case out.Requests == nil && out.Error != nil:
-			m.settle(t, func(t *Task) { t.Status, t.Error, t.Message = Failed, out.Error, l.message })
+			m.settle(l, func(t *Task) { t.Status, t.Error, t.Message = Failed, out.Error, l.message })
 			return
 		case out.Requests == nil:
-			m.settle(t, func(t *Task) { t.Status, t.Result, t.Message = Completed, out.Result, l.message })
+			m.settle(l, func(t *Task) { t.Status, t.Result, t.Message = Completed, out.Result, l.message })
 			return
 		}
 		// Keys are unique over the task's life: each round's keys carry
@@ -290,17 +297,18 @@ func (m *Manager) run(ctx context.Context, t *Task, l *live, work Work) {
 		ch := make(chan map[string]json.RawMessage, 1)
 		m.mu.Lock()
 		l.input, l.pending, l.names, l.got = ch, pending, names, nil
-		m.settleLocked(t, func(t *Task) { t.Status, t.Pending = InputRequired, clone(pending) })
+		put := m.changeLocked(l, func(t *Task) { t.Status, t.Pending = InputRequired, clone(pending) })
 		m.mu.Unlock()
+		put()
 		var got map[string]json.RawMessage
 		select {
 		case got = <-ch:
 		case <-ctx.Done():
-			m.settle(t, m.stopped(l, ctx))
+			m.settle(l, m.stopped(l, ctx))
 			return
 		}
 		in = &Resume{Responses: got, State: out.State}
-		m.settle(t, func(t *Task) { t.Status, t.Pending = Working, nil })
+		m.settle(l, func(t *Task) { t.Status, t.Pending = Working, nil })
 	}
 }
 
@@ -308,35 +316,40 @@ func (m *Manager) run(ctx context.Context, t *Task, l *live, work Work) {
 // with. The latest message becomes the statusMessage; it is stored at once
 // when none was stored for a poll interval, otherwise at the end of the
 // interval, so that a chatty guest costs the Store one write per interval.
-func (m *Manager) status(t *Task, l *live) func(string) {
-	store := func() { // with m.mu held
+func (m *Manager) status(l *live) func(string) {
+	store := func() func() { // with m.mu held; returns the put to make after
 		l.flush = nil
-		if t.Status.Terminal() || t.Message == l.message {
-			return
+		if l.task.Status.Terminal() || l.task.Message == l.message {
+			return func() {}
 		}
 		l.stored = time.Now()
-		m.settleLocked(t, func(t *Task) { t.Message = l.message })
+		return m.changeLocked(l, func(t *Task) { t.Message = l.message })
 	}
 	return func(message string) {
 		m.mu.Lock()
-		defer m.mu.Unlock()
-		if t.Status.Terminal() || message == l.message {
+		if l.task.Status.Terminal() || message == l.message {
+			m.mu.Unlock()
 			return
 		}
 		l.message = message
 		if l.flush != nil {
+			m.mu.Unlock()
 			return // the scheduled store will take it
 		}
 		wait := time.Until(l.stored.Add(m.cfg.PollInterval))
 		if wait <= 0 {
-			store()
+			put := store()
+			m.mu.Unlock()
+			put()
 			return
 		}
 		l.flush = time.AfterFunc(wait, func() {
 			m.mu.Lock()
-			defer m.mu.Unlock()
-			store()
+			put := store()
+			m.mu.Unlock()
+			put()
 		})
+		m.mu.Unlock()
 	}
 }
 
@@ -359,17 +372,31 @@ func (m *Manager) stopped(l *live, ctx context.Context) func(*Task) {
 }
 
 // settle applies change to the task and stores it.
-func (m *Manager) settle(t *Task, change func(*Task)) {
+func (m *Manager) settle(l *live, change func(*Task)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.settleLocked(t, change)
+	put := m.changeLocked(l, change)
+	m.mu.Unlock()
+	put()
 }
 
-func (m *Manager) settleLocked(t *Task, change func(*Task)) {
-	change(t)
-	t.Updated = m.cfg.Now()
-	cp := *t
-	_ = m.store.Put(context.Background(), &cp) // a Memory store never fails
+// changeLocked applies change to the task's record and returns the put
+// that stores a snapshot of it, to be called without m.mu: a slow Store
+// holds up no other task, and the snapshot is dropped if a newer one was
+// stored meanwhile (it holds this change too).
+func (m *Manager) changeLocked(l *live, change func(*Task)) (put func()) {
+	change(l.task)
+	l.task.Updated = m.cfg.Now()
+	l.seq++
+	seq, cp := l.seq, *l.task
+	return func() {
+		l.put.Lock()
+		defer l.put.Unlock()
+		if seq < l.written {
+			return
+		}
+		l.written = seq
+		_ = m.store.Put(context.Background(), &cp) // a Memory store never fails; a cluster's retries
+	}
 }
 
 func clone(in map[string]json.RawMessage) map[string]json.RawMessage {
@@ -457,9 +484,18 @@ func (m *Manager) Update(ctx context.Context, owner, id string, responses map[st
 		return nil
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	put := m.answerLocked(l, responses)
+	m.mu.Unlock()
+	put()
+	return nil
+}
+
+// answerLocked records the responses to l's outstanding requests (see
+// Update) and returns the put of the changed record.
+func (m *Manager) answerLocked(l *live, responses map[string]json.RawMessage) (put func()) {
+	none := func() {}
 	if l.input == nil {
-		return nil
+		return none
 	}
 	answered := false
 	for k, v := range responses {
@@ -474,14 +510,13 @@ func (m *Manager) Update(ctx context.Context, owner, id string, responses map[st
 	}
 	switch {
 	case !answered:
-		return nil
+		return none
 	case len(l.pending) > 0:
-		m.settleLocked(t, func(t *Task) { t.Pending = clone(l.pending) })
-		return nil
+		return m.changeLocked(l, func(t *Task) { t.Pending = clone(l.pending) })
 	}
 	l.input <- l.got
 	l.input, l.got = nil, nil
-	return nil
+	return none
 }
 
 // Fail ends every unfinished task of plugin with message: its plugin was

@@ -322,3 +322,63 @@ func TestStop(t *testing.T) {
 		}
 	}
 }
+
+// gated is a Store whose Puts of a completed task of alice wait for open:
+// a cluster's Store under a slow network or an outage.
+type gated struct {
+	*Memory
+	open chan struct{}
+}
+
+func (g gated) Put(ctx context.Context, t *Task) error {
+	if t.Owner == "alice" && t.Status == Completed {
+		<-g.open
+	}
+	return g.Memory.Put(ctx, t)
+}
+
+// TestSlowStoreHoldsNoOtherTask: while one task's change is being
+// stored, the Manager serves every other task: its lock is not held over
+// a Store's round trip. The stalled change lands when the Store answers.
+func TestSlowStoreHoldsNoOtherTask(t *testing.T) {
+	ctx := context.Background()
+	store := gated{Memory: NewMemory(nil), open: make(chan struct{})}
+	m := New(Config{}, store)
+	a, err := m.Start("alice", "p", func(context.Context, *Resume, func(string)) Outcome {
+		return Outcome{Result: json.RawMessage(`{"content":[]}`)}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan *Task, 1)
+	go func() {
+		b, err := m.Start("bob", "p", func(_ context.Context, in *Resume, status func(string)) Outcome {
+			if in == nil {
+				status("asking")
+				return Outcome{Requests: map[string]json.RawMessage{"q": json.RawMessage(`{"method":"x"}`)}}
+			}
+			return Outcome{Result: json.RawMessage(`{"content":[]}`)}
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		started <- b
+	}()
+	var b *Task
+	select {
+	case b = <-started:
+	case <-time.After(10 * time.Second):
+		close(store.open)
+		t.Fatal("Start of another task waited for a Put of alice's")
+	}
+	wait(t, m, "bob", b.ID, InputRequired)
+	if err := m.Update(ctx, "bob", b.ID, map[string]json.RawMessage{"r1.q": json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, "bob", b.ID, Completed)
+	if got, _ := m.Get(ctx, "alice", a.ID); got.Status != Working {
+		t.Fatalf("alice's task reads %s while its completion is being stored, want working", got.Status)
+	}
+	close(store.open)
+	wait(t, m, "alice", a.ID, Completed)
+}
