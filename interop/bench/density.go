@@ -67,10 +67,11 @@ type densityServer struct {
 
 // densityResult is what one engine and kind measured with n plugins.
 type densityResult struct {
-	engine string
-	kind   densityKind
-	n      int
-	pages  int
+	engine   string
+	kind     densityKind
+	n        int
+	pages    int
+	canSleep bool // the binary has limits.sleepAfter
 
 	f50, l50, baseF50, baseL50 []time.Duration // one per repetition
 	cold, warm                 time.Duration
@@ -189,10 +190,11 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 		return nil, err
 	}
 	var sleepAfter time.Duration
-	if sleepSupported(ctx, o, bin) {
+	canSleep := sleepSupported(ctx, o, bin)
+	if canSleep {
 		sleepAfter = o.sleepAfter
 	}
-	r := &densityResult{engine: engine, kind: kind, n: n}
+	r := &densityResult{engine: engine, kind: kind, n: n, canSleep: canSleep}
 	// The one-plugin server has its own cache; the big one's is wiped for
 	// small plugins (cheap to compile) and kept between runs for Go guests
 	// unless -cold says otherwise (1,000 of them take minutes to compile).
@@ -341,6 +343,9 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 			cold += " †"
 		}
 		wake := "n/a: no sleep key"
+		if r.canSleep {
+			wake = "n/a: -sleep-after 0"
+		}
 		if len(r.wake) > 0 {
 			wake = fmt.Sprintf("%s / %s (%d plugins)", fmtDur(percentile(r.wake, 0.5)), fmtDur(percentile(r.wake, 0.99)), len(r.wake))
 			asleep = true
