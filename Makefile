@@ -240,7 +240,7 @@ bench-cluster: cluster-parts
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterNotify' -benchtime 20x .
 	cd interop && CORRAL_TEST_CLUSTER=1 $(GO) test -count=1 -run '^$$' -bench '^BenchmarkClusterThroughput' -benchtime 3000x .
 
-# Row 5 of make bench at full size (docs/performance.md#density): 1,000
+# Row 5 of make bench at full size (docs/performance.md#density-plugins-per-process): 1,000
 # Go-guest and 10,000 small plugins per process, on wazero and wasmtime.
 # Cold, about 45 minutes and 40 GB of disk; the script checks df and
 # memory first and scales the Go fleet down, with a note, when short.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-density.sh: make bench-density, row 5 of make bench at full size
-# (docs/performance.md#density): 1,000 distinct Go-guest plugins of 1,000
+# (docs/performance.md#density-plugins-per-process): 1,000 distinct Go-guest plugins of 1,000
 # resources each and 10,000 small generated plugins, each in one corral
 # process, on wazero and on wasmtime. It prints resident memory idle and
 # under load, time to ready with a cold and a warm cache, resources/list
