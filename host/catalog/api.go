@@ -96,7 +96,7 @@ type Page struct {
 // Skip is a provider whose dynamic page a list could not use.
 type Skip struct {
 	Plugin string
-	Reason string // SkipFailed, SkipError, SkipDenied or SkipInvalid
+	Reason string // SkipFailed, SkipError, SkipDenied, SkipInvalid or SkipAsleep
 	Cached bool   // its last good page was served in its place
 	Err    error  // the cause, for logs; never shown to clients
 }
@@ -116,6 +116,10 @@ const (
 	// SkipInvalid: the Set refused the page (a URI outside the provider's
 	// claims, more items than asked, …); counted as rejected output.
 	SkipInvalid = "invalid"
+	// SkipAsleep: the provider is asleep (ErrAsleep); its last good page
+	// was served and it was woken up to refresh it. Not a failure, and
+	// not logged.
+	SkipAsleep = "asleep"
 )
 
 // ReadResult is the validated answer to resources/read.

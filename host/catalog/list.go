@@ -85,7 +85,20 @@ func (s *Set) List(ctx context.Context, r Request, kind ListKind, cursor string)
 				continue
 			}
 		}
-		items, next, skip := s.listDynamic(ctx, pr, r, v, pos.inner, room)
+		items, next, skip := s.listDynamic(ctx, pr, r, v, pos.inner, room, s.opts.Pages != nil)
+		if skip != nil && skip.Reason == SkipAsleep {
+			if items, next, skip.Cached = s.fallback(pr, r.Principal, v, pos.inner, room); skip.Cached {
+				s.refresh(pr, r.Principal, v, pos.inner, room)
+				s.skipped(pr, skip)
+				page.Skipped = append(page.Skipped, *skip)
+				skip = nil
+			} else {
+				// No page kept for this principal and cursor: the
+				// listing waits for the wake-up, which the provider
+				// bounds by its own deadline, not by the list budget.
+				items, next, skip = s.listDynamic(ctx, pr, r, v, pos.inner, room, false)
+			}
+		}
 		if skip != nil {
 			if err := ctx.Err(); err != nil {
 				return nil, err // the client gave up: nobody to answer
@@ -116,11 +129,15 @@ func (s *Set) withCursor(page *Page, pos position) *Page {
 // listDynamic asks pr for up to limit resources after cursor, within the
 // list budget, and keeps the page for fallback. A page it cannot use is a
 // Skip, counted toward quarantine when the failure is the provider's own.
-func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, cursor string, limit int) ([]json.RawMessage, string, *Skip) {
+// With mayDefer, a provider asleep answers ErrAsleep at once (SkipAsleep).
+func (s *Set) listDynamic(ctx context.Context, pr *provider, r Request, v View, cursor string, limit int, mayDefer bool) ([]json.RawMessage, string, *Skip) {
 	const op = abi.OpListResources
 	req, _ := json.Marshal(abi.ListResourcesRequest{Cursor: cursor, Limit: limit, Principal: r.Principal})
-	res, err := pr.Call(ctx, Call{Op: op, Request: req, Principal: r.Principal, Sink: r.Sink, Timeout: s.opts.ListBudget})
+	res, err := pr.Call(ctx, Call{Op: op, Request: req, Principal: r.Principal, Sink: r.Sink, Timeout: s.opts.ListBudget, MayDefer: mayDefer})
 	if err != nil {
+		if mayDefer && errors.Is(err, ErrAsleep) {
+			return nil, "", &Skip{Plugin: pr.name, Reason: SkipAsleep, Err: err}
+		}
 		return nil, "", &Skip{Plugin: pr.name, Reason: SkipFailed, Err: err}
 	}
 	invalid := func(err error) ([]json.RawMessage, string, *Skip) {
@@ -212,13 +229,31 @@ func (s *Set) fallback(pr *provider, p abi.Principal, v View, cursor string, roo
 	return items, pg.next, true
 }
 
+// refresh lists pr's page for p after cursor in the background, waking pr
+// up, so that the page kept for the next listing is as fresh as this one's
+// request. One refresh of a page runs at a time; its outcome is kept (or
+// counted as a skip) as a listing's is.
+func (s *Set) refresh(pr *provider, p abi.Principal, v View, cursor string, limit int) {
+	k := newPageKey(pr, p, cursor)
+	if !s.opts.Pages.startRefresh(k) {
+		return
+	}
+	go func() {
+		defer s.opts.Pages.endRefresh(k)
+		if _, _, sk := s.listDynamic(context.Background(), pr, Request{Principal: p}, v, cursor, limit, false); sk != nil {
+			s.skipped(pr, sk)
+		}
+	}()
+}
+
 // skipped reports a skipped page: a metric and a log line naming the
-// plugin and why, without the provider's own words or anything listed.
+// plugin and why, without the provider's own words or anything listed. A
+// page served while its provider sleeps is only counted.
 func (s *Set) skipped(pr *provider, sk *Skip) {
 	if s.opts.ListSkipped != nil {
 		s.opts.ListSkipped(pr.name, sk.Reason, sk.Cached)
 	}
-	if s.opts.Logger == nil {
+	if s.opts.Logger == nil || sk.Reason == SkipAsleep {
 		return
 	}
 	due, unlogged := pr.skips.due(sk.Reason, time.Now())

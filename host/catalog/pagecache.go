@@ -19,8 +19,7 @@ const pageOverhead = 256
 
 // PageCache keeps the last good page each provider listed for each
 // principal, so that a list request can serve it while that provider fails,
-// hangs past the list budget or is quarantined (and, later, while it
-// sleeps). A page is keyed by the provider's name and digest, the
+// hangs past the list budget, is quarantined or sleeps. A page is keyed by the provider's name and digest, the
 // principal (its id and groups: a provider lists per principal) and the
 // provider's own cursor, so one PageCache can serve every Set the registry
 // builds: a reload keeps the pages of the plugins it did not change, and a
@@ -33,6 +32,9 @@ type PageCache struct {
 	size  int
 	order list.List // of *cachedPage, most recently used first
 	pages map[pageKey]*list.Element
+	// refreshing are the pages being listed again in the background for
+	// a provider that slept (Set.refresh).
+	refreshing map[pageKey]bool
 }
 
 // NewPageCache returns a PageCache of at most maxBytes
@@ -41,7 +43,25 @@ func NewPageCache(maxBytes int) *PageCache {
 	if maxBytes <= 0 {
 		maxBytes = DefaultPageCacheBytes
 	}
-	return &PageCache{max: maxBytes, pages: map[pageKey]*list.Element{}}
+	return &PageCache{max: maxBytes, pages: map[pageKey]*list.Element{}, refreshing: map[pageKey]bool{}}
+}
+
+// startRefresh reports whether a refresh of k may start: none runs.
+func (c *PageCache) startRefresh(k pageKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.refreshing[k] {
+		return false
+	}
+	c.refreshing[k] = true
+	return true
+}
+
+// endRefresh records that the refresh of k is over.
+func (c *PageCache) endRefresh(k pageKey) {
+	c.mu.Lock()
+	delete(c.refreshing, k)
+	c.mu.Unlock()
 }
 
 // pageKey names one provider page as one principal saw it.

@@ -51,14 +51,25 @@ type Call struct {
 	Sink Sink
 	// Timeout, when positive, is the call's budget: a provider gives up
 	// within it, as it would at its own deadline (which still applies when
-	// shorter). A list request gives each provider Options.ListBudget.
+	// shorter). A list request gives each provider Options.ListBudget. A
+	// provider that must wake up first does not count the wake-up in it:
+	// that is bounded by the provider's own deadline.
 	Timeout time.Duration
 	// TaskDeadline, when positive, replaces the provider's own call
 	// deadline: the call runs inside an MCP task whose tool declared a
 	// deadline of its own (abi.Tool.TaskDeadlineMs). Timeout still applies
 	// when shorter.
 	TaskDeadline time.Duration
+	// MayDefer says that the Set can answer without the provider (a list
+	// page served from the PageCache): a provider that is asleep returns
+	// ErrAsleep at once, having started to wake, instead of making the
+	// call wait for its wake-up.
+	MayDefer bool
 }
+
+// ErrAsleep is what a provider returns to a Call with MayDefer while it is
+// asleep or waking up: it will answer the calls after its wake-up.
+var ErrAsleep = errors.New("asleep: waking up")
 
 // Result is a provider's answer to a Call: the status the provider
 // returned and the JSON payload it goes with (abi.Status documents each).
