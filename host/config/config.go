@@ -242,10 +242,14 @@ type HTTPGrant struct {
 
 // Limits bound what one plugin may consume.
 type Limits struct {
-	Timeout          time.Duration `koanf:"timeout"`          // wall clock per call
-	MemoryPages      uint32        `koanf:"memoryPages"`      // 64 KiB pages per instance
-	Instances        int           `koanf:"instances"`        // most instances (concurrent calls)
-	IdleTimeout      time.Duration `koanf:"idleTimeout"`      // close instances idle that long, down to one; 0 never
+	Timeout     time.Duration `koanf:"timeout"`     // wall clock per call
+	MemoryPages uint32        `koanf:"memoryPages"` // 64 KiB pages per instance
+	Instances   int           `koanf:"instances"`   // most instances (concurrent calls)
+	IdleTimeout time.Duration `koanf:"idleTimeout"` // close instances idle that long, down to one; 0 never
+	// SleepAfter puts a plugin nobody called for that long to sleep: no
+	// instance and no compiled code, only its metadata; its next call
+	// wakes it. 0 keeps it hot.
+	SleepAfter       time.Duration `koanf:"sleepAfter"`
 	MaxRequestBytes  int           `koanf:"maxRequestBytes"`  // one request payload
 	MaxResponseBytes int           `koanf:"maxResponseBytes"` // one response payload
 	// QuarantineAfter is how many consecutive failures quarantine the
@@ -275,6 +279,7 @@ var defaultLimits = Limits{
 	MemoryPages:      256,
 	Instances:        4,
 	IdleTimeout:      time.Minute,
+	SleepAfter:       5 * time.Minute,
 	MaxRequestBytes:  1 << 20,
 	MaxResponseBytes: 8 << 20,
 	QuarantineAfter:  5,
@@ -377,6 +382,7 @@ func pluginDefaults() map[string]any {
 		"limits.memoryPages":      defaultLimits.MemoryPages,
 		"limits.instances":        defaultLimits.Instances,
 		"limits.idleTimeout":      defaultLimits.IdleTimeout.String(),
+		"limits.sleepAfter":       defaultLimits.SleepAfter.String(),
 		"limits.maxRequestBytes":  defaultLimits.MaxRequestBytes,
 		"limits.maxResponseBytes": defaultLimits.MaxResponseBytes,
 		"limits.quarantineAfter":  defaultLimits.QuarantineAfter,

@@ -263,7 +263,7 @@ var schema = []string{
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",
 	"plugin.*.grants.config.*", "plugin.*.grants.config.*.env", "plugin.*.grants.config.*.file",
-	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances", "plugin.*.limits.idleTimeout",
+	"plugin.*.limits.timeout", "plugin.*.limits.memoryPages", "plugin.*.limits.instances", "plugin.*.limits.idleTimeout", "plugin.*.limits.sleepAfter",
 	"plugin.*.limits.maxRequestBytes", "plugin.*.limits.maxResponseBytes",
 	"plugin.*.limits.quarantineAfter",
 	"plugin.*.limits.httpMaxHeaders", "plugin.*.limits.httpMaxHeaderBytes",

@@ -205,6 +205,9 @@ func validate(cfg *Config) []problem {
 		if l.IdleTimeout < 0 || l.IdleTimeout > 24*time.Hour {
 			bad(pre+"limits.idleTimeout", "must be between 0 (never close idle instances) and 24h, got %v", l.IdleTimeout)
 		}
+		if l.SleepAfter < 0 || l.SleepAfter > 24*time.Hour {
+			bad(pre+"limits.sleepAfter", "must be between 0 (never sleep) and 24h, got %v", l.SleepAfter)
+		}
 		if l.MaxRequestBytes < 1 || l.MaxRequestBytes > 64<<20 {
 			bad(pre+"limits.maxRequestBytes", "must be between 1 and 67108864, got %d", l.MaxRequestBytes)
 		}

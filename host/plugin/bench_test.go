@@ -87,7 +87,7 @@ func BenchmarkInstantiate(b *testing.B) {
 			p, done := benchPlugin(b, wasm, 1)
 			defer done()
 			for b.Loop() {
-				in, err := p.newInstance(ctx)
+				in, err := p.newInstance(ctx, p.cm)
 				if err != nil {
 					b.Fatal(err)
 				}

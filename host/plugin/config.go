@@ -46,6 +46,11 @@ type Config struct {
 	// warm instance (default DefaultIdleTimeout; negative never closes
 	// idle instances).
 	IdleTimeout time.Duration
+	// SleepAfter puts the plugin to sleep once nobody called it for that
+	// long: every instance and its compiled code are released, its
+	// manifest stays, and the next call wakes it (see life.go). Zero
+	// keeps it hot.
+	SleepAfter time.Duration
 	// Engine runs the plugin: EngineWazero or EngineWasmtime; empty uses
 	// the runtime's engine.
 	Engine string
@@ -144,6 +149,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.SleepAfter < 0 {
+		return c, fmt.Errorf("plugin: sleepAfter %v is negative", c.SleepAfter)
 	}
 	l := &c.Limits
 	setDur(&l.Timeout, DefaultTimeout)

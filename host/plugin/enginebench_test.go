@@ -103,7 +103,7 @@ func benchInstantiate(b *testing.B, eng string, wasm, _ []byte) {
 	p, done := benchEnginePlugin(b, eng, wasm, 1)
 	defer done()
 	for b.Loop() {
-		in, err := p.newInstance(ctx)
+		in, err := p.newInstance(ctx, p.cm)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func benchMemory(b *testing.B, eng string, wasm, req []byte) {
 		before := rss(b)
 		ins := make([]*instance, n)
 		for i := range ins {
-			in, err := p.newInstance(ctx)
+			in, err := p.newInstance(ctx, p.cm)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -58,13 +58,13 @@ type instance struct {
 
 // newInstance instantiates the plugin's module and runs _initialize. No
 // capability is usable during _initialize.
-func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
+func (p *Plugin) newInstance(ctx context.Context, cm CompiledModule) (*instance, error) {
 	in := &instance{stderr: newTailBuffer(p.cfg.Limits.StderrBytes)}
 	in.state.p = p
 	ictx, cancel := context.WithTimeout(ctx, p.cfg.Limits.Timeout)
 	defer cancel()
 	ictx = context.WithValue(ictx, stateKey{}, &in.state)
-	inst, err := p.cm.Instantiate(ictx, InstanceConfig{
+	inst, err := cm.Instantiate(ictx, InstanceConfig{
 		StartFunctions: []string{abi.ExportInitialize},
 		Stderr:         in.stderr,
 	})

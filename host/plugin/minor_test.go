@@ -71,7 +71,7 @@ func TestGuestsReportABIMinor(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close(ctx)
-			in, err := p.create(ctx)
+			in, err := p.create(ctx, p.cm)
 			if err != nil {
 				t.Fatal(err)
 			}

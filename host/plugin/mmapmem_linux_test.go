@@ -95,7 +95,7 @@ func TestMmapAllocatorInstance(t *testing.T) {
 			})
 			linearMemoryAllocator = counting
 			defer func() { linearMemoryAllocator = mmapAllocator{} }()
-			in, err := p.newInstance(context.Background())
+			in, err := p.newInstance(context.Background(), p.cm)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func BenchmarkInstanceMemory(b *testing.B) {
 				rss0, heap0 := settledMemory(b)
 				var ins []*instance
 				for range n {
-					in, err := p.newInstance(ctx)
+					in, err := p.newInstance(ctx, p.cm)
 					if err != nil {
 						b.Fatal(err)
 					}

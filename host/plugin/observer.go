@@ -18,6 +18,7 @@ const (
 	ClassInstantiate ErrorClass = "instantiate" // failure: a new instance could not be created
 	ClassQuarantined ErrorClass = "quarantined" // refused while quarantined
 	ClassClosed      ErrorClass = "closed"      // the plugin was closed
+	ClassAsleep      ErrorClass = "asleep"      // deferred while the plugin wakes up (catalog.Call.MayDefer)
 )
 
 // Failure reports whether the class counts towards quarantine.

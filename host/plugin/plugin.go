@@ -25,7 +25,8 @@ var describeRequest = []byte("{}")
 type Plugin struct {
 	rt       *Runtime
 	mod      *Module
-	cm       CompiledModule
+	key      engineKey      // the engine and limits its code is compiled for
+	cm       CompiledModule // its code, one reference of the runtime's; nil asleep (guarded by mu once loaded)
 	cfg      Config
 	engine   string
 	name     string
@@ -40,7 +41,7 @@ type Plugin struct {
 	egress egressLog
 
 	// create makes an instance; tests replace it to hold a creation.
-	create func(context.Context) (*instance, error)
+	create func(context.Context, CompiledModule) (*instance, error)
 
 	mu          sync.Mutex // guards the pool (pool.go)
 	idle        []idleInstance
@@ -50,6 +51,10 @@ type Plugin struct {
 	shut        bool
 	reaper      *time.Timer
 	reapArmed   bool
+	life        string      // LifeHot, LifeSleeping or LifeWaking (life.go)
+	sleeper     *time.Timer // the sleep check, while hot
+	wakes       atomic.Int64
+	sleeps      atomic.Int64
 	drained     chan struct{} // closed once shut and every instance is closed
 	drainedSent bool
 
@@ -67,31 +72,85 @@ type Plugin struct {
 	backoff     time.Duration
 }
 
-// Load instantiates a compiled module (whose shape Compile checked) once,
-// asks it to describe itself with no capabilities, validates the manifest,
-// links the granted capabilities and starts the instance pool with that
-// one warm instance (more are created when calls wait; see pool.go).
+// Load starts a plugin of a compiled module (whose shape Compile checked)
+// under cfg. A module not yet described is instantiated once, asked to
+// describe itself with no capabilities, and its manifest validated (and
+// kept on the module); a described one is not asked again, and its
+// described instance serves when it runs under cfg's engine and memory
+// limit. Load then links the granted capabilities and starts the instance
+// pool with one warm instance (more are created when calls wait; see
+// pool.go).
 func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	p := r.newPlugin(m, cfg)
+	var in *instance
+	if man := m.Manifest(); man == nil {
+		if in, err = p.describe(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		p.setManifest(man)
+		if in = m.takeSpare(p.key); in != nil {
+			// The spare's reference to its code becomes the plugin's.
+			in.state.p = p
+			cm, err := m.code(ctx, p.key) // held by the spare: no compile
+			r.releaseCode(p.key, m.digest)
+			if err != nil {
+				in.close(ctx)
+				return nil, p.fail("compile: %w", err)
+			}
+			p.cm = cm
+		} else if cfg.SleepAfter > 0 {
+			p.life = LifeSleeping // nothing to compile until a call comes
+		} else {
+			cm, err := m.code(ctx, p.key)
+			if err != nil {
+				return nil, p.fail("compile: %w", err)
+			}
+			if in, err = p.create(ctx, cm); err != nil {
+				r.releaseCode(p.key, m.digest)
+				return nil, p.fail("%w", firstLine(err)) // the class already says instantiate
+			}
+			p.cm = cm
+		}
+	}
+	caps, err := r.newCapSet(p)
+	if err != nil {
+		if in != nil {
+			in.close(ctx)
+			r.releaseCode(p.key, m.digest)
+		}
+		return nil, &Error{Plugin: p.name, Class: ClassInstantiate, Err: err}
+	}
+	p.caps = caps
+	if in != nil {
+		p.obs.Instance(p.name, true, "")
+		p.live = 1
+		p.idle = append(p.idle, idleInstance{in: in, since: p.now()})
+		p.mu.Lock()
+		p.armSleepLocked()
+		p.mu.Unlock()
+	}
+	m.unpin()
+	return p, nil
+}
+
+// newPlugin returns a plugin of m under cfg (after withDefaults), with no
+// manifest, instance or capabilities yet.
+func (r *Runtime) newPlugin(m *Module, cfg Config) *Plugin {
 	src := cfg.Source
 	if src == "" {
 		src = "sha256:" + m.digest[:12]
 	}
-	fail := func(format string, args ...any) error {
-		return &Error{Plugin: src, Class: ClassInstantiate, Err: fmt.Errorf(format, args...)}
-	}
 	key := r.keyFor(cfg)
-	cm, err := m.compiledFor(ctx, key)
-	if err != nil {
-		return nil, fail("compile: %w", err)
-	}
 	p := &Plugin{
 		rt:      r,
 		mod:     m,
-		cm:      cm,
+		key:     key,
+		life:    LifeHot,
 		cfg:     cfg,
 		engine:  key.name,
 		name:    src,
@@ -102,14 +161,44 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		drained: make(chan struct{}),
 	}
 	p.create = p.newInstance
-	in, err := p.create(ctx)
+	return p
+}
+
+// fail is a load failure of the plugin, of class instantiate.
+func (p *Plugin) fail(format string, args ...any) error {
+	return &Error{Plugin: p.name, Class: ClassInstantiate, Err: fmt.Errorf(format, args...)}
+}
+
+// setManifest names the plugin by its manifest.
+func (p *Plugin) setManifest(man *abi.Manifest) {
+	p.manifest = man
+	p.name = man.Name
+	p.log = p.rt.log.With("plugin", man.Name)
+}
+
+// describe instantiates the module (its code referenced by p.cm once it
+// returns), checks its ABI marker, runs describe with no capabilities and
+// records the validated manifest on p and on the module. The instance it
+// returns has run describe.
+func (p *Plugin) describe(ctx context.Context) (*instance, error) {
+	m := p.mod
+	cm, err := m.code(ctx, p.key)
 	if err != nil {
-		return nil, fail("%w", firstLine(err)) // the class already says instantiate
+		return nil, p.fail("compile: %w", err)
+	}
+	in, err := p.create(ctx, cm)
+	if err != nil {
+		p.rt.releaseCode(p.key, m.digest)
+		return nil, p.fail("%w", firstLine(err)) // the class already says instantiate
+	}
+	fail := func(format string, args ...any) (*instance, error) {
+		in.close(ctx)
+		p.rt.releaseCode(p.key, m.digest)
+		return nil, p.fail(format, args...)
 	}
 	minor, err := in.marker(ctx)
 	if err != nil {
-		in.close(ctx)
-		return nil, fail("%s: %w", abi.ExportMarker, firstLine(err))
+		return fail("%s: %w", abi.ExportMarker, firstLine(err))
 	}
 	if minor > abi.Minor {
 		p.log.Info("plugin built for a newer ABI minor", "guest_minor", minor, "host_minor", abi.Minor)
@@ -119,7 +208,6 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		class, err = ClassBadOutput, describeRefused(res.Status, res.Body)
 	}
 	if err != nil {
-		in.close(ctx)
 		err = firstLine(err)
 		if class == ClassTrap {
 			err = fmt.Errorf("%w (describe runs once at load, with no capabilities; a guest that traps there never loads)", err)
@@ -127,29 +215,23 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		if stderr := in.stderr.String(); stderr != "" {
 			err = fmt.Errorf("%w; stderr: %s", err, stderr)
 		}
-		return nil, fail("describe: %s: %w", class, err)
+		return fail("describe: %s: %w", class, err)
 	}
 	man, unknown, err := parseManifest(res.Body)
 	if err != nil {
-		in.close(ctx)
-		return nil, fail("describe: %w", err)
+		return fail("describe: %w", err)
 	}
+	p.setManifest(man)
 	if len(unknown) > 0 {
 		p.log.Warn("plugin requests unknown capabilities; ignored", "capabilities", unknown)
 	}
-	p.manifest = man
-	p.name = man.Name
-	p.log = r.log.With("plugin", man.Name)
-	caps, err := r.newCapSet(p)
-	if err != nil {
-		in.close(ctx)
-		return nil, &Error{Plugin: man.Name, Class: ClassInstantiate, Err: err}
+	m.mu.Lock()
+	if m.manifest == nil {
+		m.manifest, m.minor = man, minor
 	}
-	p.caps = caps
-	p.obs.Instance(p.name, true, "")
-	p.live = 1
-	p.idle = append(p.idle, idleInstance{in: in, since: p.now()})
-	return p, nil
+	m.mu.Unlock()
+	p.cm = cm
+	return in, nil
 }
 
 // Name is the plugin's name from its manifest.
@@ -231,7 +313,7 @@ func (p *Plugin) call(ctx context.Context, c catalog.Call, t *callTimes) (catalo
 		return catalog.Result{}, ClassRequest, fmt.Errorf("request of %d bytes is over the limit of %d", len(c.Request), p.cfg.Limits.MaxRequestBytes)
 	}
 	start := time.Now()
-	in, class, err := p.acquire(ctx, c.Timeout) // a call's budget bounds its wait too
+	in, class, err := p.acquire(ctx, c.Timeout, c.MayDefer) // a call's budget bounds its wait too
 	t.waited, t.wait = true, time.Since(start)
 	if err != nil {
 		return catalog.Result{}, class, err
@@ -307,6 +389,15 @@ func (p *Plugin) Close(ctx context.Context) error {
 			err = fmt.Errorf("plugin %s: close: %w", p.name, cerr)
 		} else {
 			p.bg.Wait()
+		}
+		p.mu.Lock()
+		cm := p.cm
+		if err == nil {
+			p.cm = nil
+		}
+		p.mu.Unlock()
+		if err == nil && cm != nil {
+			p.rt.releaseCode(p.key, p.mod.digest)
 		}
 		err = errors.Join(err, p.caps.close())
 	})

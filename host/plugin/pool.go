@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/corral-mcp/corral/host/catalog"
 )
 
 // The instance pool of a plugin grows on demand and shrinks when idle.
@@ -58,7 +60,12 @@ func (p *Plugin) stats() poolStats {
 // the pool) when none is idle, for at most wait when it is positive. The
 // class is ClassOK on success; a wait that ends unserved is ClassCanceled
 // (the instances are busy, not failing).
-func (p *Plugin) acquire(ctx context.Context, wait time.Duration) (*instance, ErrorClass, error) {
+//
+// A plugin asleep or waking up (life.go) makes the call wait for the
+// wake-up, for at least the plugin's own deadline even when wait is
+// shorter (a list budget does not count the wake-up); with mayDefer it
+// returns catalog.ErrAsleep at once instead, the wake-up started.
+func (p *Plugin) acquire(ctx context.Context, wait time.Duration, mayDefer bool) (*instance, ErrorClass, error) {
 	p.mu.Lock()
 	if p.shut {
 		p.mu.Unlock()
@@ -71,9 +78,22 @@ func (p *Plugin) acquire(ctx context.Context, wait time.Duration) (*instance, Er
 		p.mu.Unlock()
 		return in, ClassOK, nil
 	}
+	waking := p.life != LifeHot
+	if waking {
+		if mayDefer {
+			p.wakeLocked()
+			p.mu.Unlock()
+			return nil, ClassAsleep, catalog.ErrAsleep
+		}
+		wait = max(wait, p.cfg.Limits.Timeout)
+	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
-	p.growLocked()
+	if waking {
+		p.wakeLocked()
+	} else {
+		p.growLocked()
+	}
 	p.mu.Unlock()
 
 	var expire <-chan time.Time
@@ -99,6 +119,9 @@ func (p *Plugin) acquire(ctx context.Context, wait time.Duration) (*instance, Er
 		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: %w", ctx.Err())
 	case <-expire:
 		p.abandon(w)
+		if waking {
+			return nil, ClassCanceled, fmt.Errorf("waking up: not awake within the call's deadline of %s", wait)
+		}
 		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: no instance free within the call's budget of %s", wait)
 	}
 }
@@ -119,19 +142,20 @@ func (p *Plugin) abandon(w *waiter) {
 }
 
 // growLocked starts background creations while more calls are queued than
-// instances are being created (or the pool is empty), up to the limit.
+// instances are being created (or the pool is empty), up to the limit, on
+// a hot plugin (a sleeping one wakes up first).
 func (p *Plugin) growLocked() {
-	for !p.shut && p.live < p.cfg.PoolSize && (len(p.waiters) > p.creating || p.live == 0) {
+	for !p.shut && p.life == LifeHot && p.live < p.cfg.PoolSize && (len(p.waiters) > p.creating || p.live == 0) {
 		p.live++
 		p.creating++
 		p.bg.Add(1)
-		go p.grow()
+		go p.grow(p.cm)
 	}
 }
 
 // grow creates one instance off the request path; it waits first while
 // the plugin is failing (refillDelay).
-func (p *Plugin) grow() {
+func (p *Plugin) grow(cm CompiledModule) {
 	defer p.bg.Done()
 	if d := p.refillDelay(); d > 0 {
 		t := time.NewTimer(d)
@@ -145,7 +169,7 @@ func (p *Plugin) grow() {
 		p.created(nil, ErrClosed)
 		return
 	}
-	in, err := p.create(context.Background())
+	in, err := p.create(context.Background(), cm)
 	if err != nil {
 		p.log.Warn("plugin instance creation failed", "err", err)
 	}
@@ -279,6 +303,9 @@ func (p *Plugin) shutdown(ctx context.Context) error {
 	close(p.done)
 	if p.reaper != nil {
 		p.reaper.Stop()
+	}
+	if p.sleeper != nil {
+		p.sleeper.Stop()
 	}
 	idle := p.idle
 	p.idle = nil

@@ -61,12 +61,12 @@ func newPoolHarness(t *testing.T, cfg Config) *poolHarness {
 		h.p.Close(ctx) // gives up on instances a failed scenario still holds
 	})
 	real := h.p.create
-	h.p.create = func(ctx context.Context) (*instance, error) {
+	h.p.create = func(ctx context.Context, cm CompiledModule) (*instance, error) {
 		h.started <- struct{}{}
 		if err := <-h.gate; err != nil {
 			return nil, err
 		}
-		return real(ctx)
+		return real(ctx, cm)
 	}
 	return h
 }
@@ -76,7 +76,7 @@ func (h *poolHarness) take(ctx context.Context) *pending {
 	w := &pending{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		w.in, w.class, w.err = h.p.acquire(ctx, 0)
+		w.in, w.class, w.err = h.p.acquire(ctx, 0, false)
 	}()
 	return w
 }
@@ -355,7 +355,7 @@ func TestPool(t *testing.T) {
 			if b.class != ClassClosed {
 				t.Errorf("waiting call during Close: %s %v", b.class, b.err)
 			}
-			if _, _, err := h.p.acquire(context.Background(), 0); !errors.Is(err, ErrClosed) {
+			if _, _, err := h.p.acquire(context.Background(), 0, false); !errors.Is(err, ErrClosed) {
 				t.Errorf("acquire after Close: %v", err)
 			}
 			h.p.release(a) // the busy instance drains

@@ -2,8 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,8 +61,11 @@ type Runtime struct {
 	mu       sync.Mutex
 	backends map[string]backend
 	engines  map[engineKey]Engine
+	code     map[codeKey]*compiled
 	stores   map[string]*sharedStore
 	closed   bool
+
+	compiles atomic.Int64 // engine compiles (from the compilation cache or not)
 
 	notifyCh      chan notification
 	notifyDone    chan struct{}
@@ -109,6 +110,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 		engineName: cfg.Engine,
 		backends:   map[string]backend{cfg.Engine: b},
 		engines:    make(map[engineKey]Engine),
+		code:       make(map[codeKey]*compiled),
 		stores:     make(map[string]*sharedStore),
 		notifyCh:   make(chan notification, cfg.NotifyQueue),
 		notifyDone: make(chan struct{}),
@@ -214,95 +216,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 	}
 	close(r.notifyCh)
 	<-r.notifyDone
-	return errors.Join(errs...)
-}
-
-// Module is a compiled plugin file. It can be loaded several times (with
-// different configs); compile it once per file version.
-type Module struct {
-	rt     *Runtime
-	wasm   []byte
-	digest string
-
-	mu       sync.Mutex
-	compiled map[engineKey]CompiledModule
-}
-
-// Compile decodes a plugin file, checks it against the compile limits and
-// the ABI's exports and imports, then compiles it for the runtime's engine
-// and the default limits, using and filling the compilation cache. A file
-// refused by the checks costs a decode, never a compile.
-func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
-	return r.CompileFor(ctx, wasm, Config{})
-}
-
-// CompileFor is Compile for the engine and memory limit of cfg, those of
-// the Load that follows: a module whose memory starts above the default
-// limit compiles under a configuration that allows it, and is compiled
-// once.
-func (r *Runtime) CompileFor(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if err := precheck(wasm, r.cfg.Compile, r.funcs); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(wasm)
-	m := &Module{
-		rt:       r,
-		wasm:     wasm,
-		digest:   hex.EncodeToString(sum[:]),
-		compiled: make(map[engineKey]CompiledModule),
-	}
-	if _, err := m.compiledFor(ctx, r.keyFor(cfg)); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// keyFor names the compilation that runs a plugin configured as cfg
-// (after withDefaults).
-func (r *Runtime) keyFor(cfg Config) engineKey {
-	engine := cfg.Engine
-	if engine == "" {
-		engine = r.engineName
-	}
-	return engineKey{name: engine, pages: cfg.Limits.MemoryPages, fuel: cfg.Limits.Fuel}
-}
-
-// Digest is the sha256 (hex) of the module's bytes.
-func (m *Module) Digest() string { return m.digest }
-
-func (m *Module) compiledFor(ctx context.Context, k engineKey) (CompiledModule, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if cm, ok := m.compiled[k]; ok {
-		return cm, nil
-	}
-	e, err := m.rt.engine(ctx, k)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHost, err)
-	}
-	cm, err := e.Compile(ctx, m.wasm)
-	if err != nil {
-		// Callers name the step: the registry's log says "compile:" once.
-		return nil, firstLine(err)
-	}
-	m.compiled[k] = cm
-	return cm, nil
-}
-
-// Close releases the compiled code. Close the plugins loaded from the
-// module first.
-func (m *Module) Close(ctx context.Context) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var errs []error
-	for k, cm := range m.compiled {
-		errs = append(errs, cm.Close(ctx))
-		delete(m.compiled, k)
-	}
 	return errors.Join(errs...)
 }
 

@@ -36,6 +36,9 @@ type Module interface {
 // Plugin is a running plugin: a catalog provider that can be closed.
 type Plugin interface {
 	catalog.Provider
+	// Life is where the plugin is in its life cycle, for Status:
+	// "hot", "sleeping" or "waking" (plugin.Life*), "" when it has none.
+	Life() string
 	Close(ctx context.Context) error
 }
 

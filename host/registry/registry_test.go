@@ -99,6 +99,8 @@ func (p *nativePlugin) Call(ctx context.Context, c catalog.Call) (catalog.Result
 
 var _ Plugin = (*nativePlugin)(nil)
 
+func (p *nativePlugin) Life() string { return "" }
+
 func (p *nativePlugin) Close(context.Context) error {
 	p.closed.Store(true)
 	p.l.closed.Add(1)

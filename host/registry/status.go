@@ -62,6 +62,9 @@ type FileStatus struct {
 	// Ungranted lists the capabilities the serving plugin requests that
 	// the operator does not grant, with the key that would grant each.
 	Ungranted []Ungranted `json:"ungranted,omitempty"`
+	// Life is the serving plugin's life-cycle state: "hot", "sleeping"
+	// (no instance, no compiled code) or "waking".
+	Life string `json:"life,omitempty"`
 }
 
 // Conflict is a claim a refused file shares with other files.
@@ -95,6 +98,7 @@ func (r *Registry) Status() Status {
 				fs.State = StateDisabled
 			} else {
 				fs.Ungranted = UngrantedOf(l.manifest, l.settings)
+				fs.Life = l.plugin.Life()
 			}
 		}
 		var ce *ConflictError

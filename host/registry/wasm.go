@@ -2,7 +2,6 @@ package registry
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/corral-mcp/corral/abi"
@@ -15,24 +14,23 @@ func WasmLoader(rt *plugin.Runtime) Loader { return wasmLoader{rt} }
 
 type wasmLoader struct{ rt *plugin.Runtime }
 
-// Compile compiles the file (through the runtime's cache) and loads it once
-// under probe's limits and engine, with no grants, to read its manifest.
+// Compile compiles the file (through the runtime's cache) and describes
+// it once under probe's limits and engine, with no grants, to read its
+// manifest; the instance that described it serves the first plugin of it
+// that runs under the same engine and memory limit. The module keeps no
+// copy of data: it reads path again (checking the digest) when it must
+// compile once more.
 func (l wasmLoader) Compile(ctx context.Context, path string, data []byte, settings config.Plugin) (Module, error) {
 	pc := PluginConfig(path, "", settings) // the name is what describe tells
 	pc.PoolSize, pc.Grants = 1, plugin.Grants{}
-	m, err := l.rt.CompileFor(ctx, data, pc)
+	m, err := l.rt.CompileFile(ctx, path, data, pc)
 	if err != nil {
 		return nil, err
 	}
-	probe, err := l.rt.Load(ctx, m, pc)
+	man, err := l.rt.Describe(ctx, m, pc)
 	if err != nil {
 		_ = m.Close(ctx)
 		return nil, err
-	}
-	man := probe.Manifest()
-	if err := probe.Close(ctx); err != nil {
-		_ = m.Close(ctx)
-		return nil, fmt.Errorf("close probe: %w", err)
 	}
 	return &wasmModule{rt: l.rt, m: m, path: path, manifest: man}, nil
 }
@@ -86,6 +84,7 @@ func PluginConfig(path, name string, s config.Plugin) plugin.Config {
 		Engine:      s.Engine,
 		PoolSize:    s.Limits.Instances,
 		IdleTimeout: idle,
+		SleepAfter:  s.Limits.SleepAfter,
 		Limits: plugin.Limits{
 			Timeout:          s.Limits.Timeout,
 			MemoryPages:      s.Limits.MemoryPages,
