@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,9 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	rtCfg := plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
 		Logger: a.log, Compile: registry.CompileLimits(cfg.Plugins.Compile),
+	}
+	if cfg.Plugins.CacheDir != "" {
+		rtCfg.MetaDir = filepath.Join(cfg.Plugins.CacheDir, "meta") // a restart describes unchanged files from it
 	}
 	if cfg.Cluster.Enabled() {
 		a.provisionCluster(cfg, &hubOpts, &rtCfg)

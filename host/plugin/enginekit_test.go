@@ -76,6 +76,15 @@ var engineKit = []struct {
 	{"KVKeysAreBytes", TestKVKeysAreBytes, true},
 	{"LoopbackIPv6FormsRefusedAtDial", TestLoopbackIPv6FormsRefusedAtDial, true},
 	{"DeniedCallNamesGrant", TestDeniedCallNamesGrant, true},
+	// The life cycle.
+	{"LoadServesTheDescribedInstance", TestLoadServesTheDescribedInstance, true},
+	{"ModuleRereadsItsFile", TestModuleRereadsItsFile, true},
+	{"SleepAndWake", TestSleepAndWake, true},
+	{"WakeOnce", TestWakeOnce, true},
+	{"WakeRefusesAReplacedFile", TestWakeRefusesAReplacedFile, true},
+	{"DeferredWhileAsleep", TestDeferredWhileAsleep, true},
+	{"QuarantinedWhileAsleep", TestQuarantinedWhileAsleep, true},
+	{"WarmMetadataCache", TestWarmMetadataCache, true},
 	// Every adversarial fixture, and the limits.
 	{"Contained", TestContained, true},
 	{"InvalidOutputContained", TestInvalidOutputContained, true},

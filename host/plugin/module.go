@@ -27,6 +27,7 @@ type Module struct {
 	mu       sync.Mutex
 	manifest *abi.Manifest // once described
 	minor    uint32        // the guest's ABI minor, once described
+	raw      []byte        // describe's answer, for the metadata cache
 	// pin holds the code compiled by CompileFor until the first Load or
 	// Close, so that the Load right after it compiles nothing.
 	pin    *engineKey
@@ -199,6 +200,14 @@ func (r *Runtime) releaseCode(k engineKey, digest string) {
 // Compiles returns how many times the runtime's engines compiled a module
 // (from the compilation cache or not) since it was created.
 func (r *Runtime) Compiles() int64 { return r.compiles.Load() }
+
+// pinned reports whether the module still holds the code CompileFor
+// compiled.
+func (m *Module) pinned() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pin != nil
+}
 
 // unpin drops the code CompileFor pinned.
 func (m *Module) unpin() {

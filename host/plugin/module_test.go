@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeFixture copies testdata/wat/<name>.wasm to dir and returns its path
@@ -126,4 +127,67 @@ func TestModuleRereadsItsFile(t *testing.T) {
 		t.Errorf("load after the file went: %v, want ErrHost", err)
 	}
 	readGood(t, first) // what runs is unaffected
+}
+
+// TestWarmMetadataCache: Open of a file the metadata cache describes
+// compiles and instantiates nothing, and its plugin starts asleep (or,
+// never to sleep, compiles as it loads); a corrupt entry is discarded and
+// the file compiled and described again.
+func TestWarmMetadataCache(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	path, data := writeFixture(t, t.TempDir(), "good")
+	open := func() (*env, *Module) {
+		e := newEnv(t, RuntimeConfig{CacheDir: cache, MetaDir: filepath.Join(cache, "meta")})
+		m, err := e.rt.Open(ctx, path, data, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close(ctx) })
+		if man := m.Manifest(); man == nil || man.Name != "good" {
+			t.Fatalf("opened module describes %v", man)
+		}
+		return e, m
+	}
+	if e, _ := open(); e.rt.Compiles() != 1 {
+		t.Fatalf("a cold open compiled %d times, want 1", e.rt.Compiles())
+	}
+	e, m := open()
+	if n := e.rt.Compiles(); n != 0 {
+		t.Errorf("a warm open compiled %d times, want 0", n)
+	}
+	p, err := e.rt.Load(ctx, m, Config{Source: path, SleepAfter: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	if p.Life() != LifeSleeping || e.rt.Compiles() != 0 {
+		t.Errorf("a plugin from the metadata cache starts %s after %d compiles, want sleeping after 0", p.Life(), e.rt.Compiles())
+	}
+	readGood(t, p)
+	if p.Wakes() != 1 || e.rt.Compiles() != 1 {
+		t.Errorf("its first call: %d wake-ups, %d compiles; want 1 and 1", p.Wakes(), e.rt.Compiles())
+	}
+	hot, err := e.rt.Load(ctx, m, Config{Source: path, Limits: Limits{MemoryPages: 300}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hot.Close(ctx)
+	if hot.Life() != LifeHot || e.rt.Compiles() != 2 {
+		t.Errorf("a plugin that never sleeps starts %s after %d compiles, want hot after 2", hot.Life(), e.rt.Compiles())
+	}
+
+	entries, _ := filepath.Glob(filepath.Join(cache, "meta", "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("%d metadata entries, want 1", len(entries))
+	}
+	if err := os.WriteFile(entries[0], []byte(`{"format":1,"manifest":{"name":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := open(); e.rt.Compiles() != 1 || !strings.Contains(e.logs.String(), "metadata cache entry discarded") {
+		t.Errorf("a corrupt entry: %d compiles, want 1, and a log line:\n%s", e.rt.Compiles(), e.logs.String())
+	}
+	if e, _ := open(); e.rt.Compiles() != 0 {
+		t.Errorf("after the rebuild a warm open compiled %d times, want 0", e.rt.Compiles())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,7 +80,9 @@ type Plugin struct {
 // described instance serves when it runs under cfg's engine and memory
 // limit. Load then links the granted capabilities and starts the instance
 // pool with one warm instance (more are created when calls wait; see
-// pool.go).
+// pool.go). A plugin that may sleep (cfg.SleepAfter) of a module that
+// holds no code (Open from the metadata cache, or a module whose first
+// plugin took its code) starts asleep instead, compiling nothing.
 func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -103,8 +106,12 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 				return nil, p.fail("compile: %w", err)
 			}
 			p.cm = cm
-		} else if cfg.SleepAfter > 0 {
-			p.life = LifeSleeping // nothing to compile until a call comes
+		} else if cfg.SleepAfter > 0 && !m.pinned() {
+			// Nothing compiled for it (a description from the metadata
+			// cache, or code released since): nothing to compile until a
+			// call comes. A module just compiled is loaded hot, as it
+			// would be with the described instance.
+			p.life = LifeSleeping
 		} else {
 			cm, err := m.code(ctx, p.key)
 			if err != nil {
@@ -227,7 +234,7 @@ func (p *Plugin) describe(ctx context.Context) (*instance, error) {
 	}
 	m.mu.Lock()
 	if m.manifest == nil {
-		m.manifest, m.minor = man, minor
+		m.manifest, m.minor, m.raw = man, minor, slices.Clone(res.Body)
 	}
 	m.mu.Unlock()
 	p.cm = cm

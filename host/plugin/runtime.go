@@ -25,6 +25,10 @@ type RuntimeConfig struct {
 	// CacheDir holds the compilation cache (created 0700). Empty keeps
 	// compiled code in memory only.
 	CacheDir string
+	// MetaDir holds the metadata cache (metacache.go): the description of
+	// every file Open compiled, so that a restart neither compiles nor
+	// instantiates an unchanged file. Empty keeps none.
+	MetaDir string
 	// DataDir holds per-plugin data: the kv store of plugin p lives under
 	// DataDir/p/. Empty keeps kv stores in memory.
 	DataDir string
@@ -66,6 +70,9 @@ type Runtime struct {
 	closed   bool
 
 	compiles atomic.Int64 // engine compiles (from the compilation cache or not)
+
+	hostOnce sync.Once
+	host     string // the executable's digest, keying the metadata cache (metacache.go)
 
 	notifyCh      chan notification
 	notifyDone    chan struct{}

@@ -17,22 +17,19 @@ type wasmLoader struct{ rt *plugin.Runtime }
 // Compile compiles the file (through the runtime's cache) and describes
 // it once under probe's limits and engine, with no grants, to read its
 // manifest; the instance that described it serves the first plugin of it
-// that runs under the same engine and memory limit. The module keeps no
-// copy of data: it reads path again (checking the digest) when it must
-// compile once more.
+// that runs under the same engine and memory limit. A file whose
+// description the runtime's metadata cache holds is neither compiled nor
+// instantiated (plugin.Runtime.Open). The module keeps no copy of data:
+// it reads path again (checking the digest) when it must compile once
+// more.
 func (l wasmLoader) Compile(ctx context.Context, path string, data []byte, settings config.Plugin) (Module, error) {
 	pc := PluginConfig(path, "", settings) // the name is what describe tells
 	pc.PoolSize, pc.Grants = 1, plugin.Grants{}
-	m, err := l.rt.CompileFile(ctx, path, data, pc)
+	m, err := l.rt.Open(ctx, path, data, pc)
 	if err != nil {
 		return nil, err
 	}
-	man, err := l.rt.Describe(ctx, m, pc)
-	if err != nil {
-		_ = m.Close(ctx)
-		return nil, err
-	}
-	return &wasmModule{rt: l.rt, m: m, path: path, manifest: man}, nil
+	return &wasmModule{rt: l.rt, m: m, path: path, manifest: m.Manifest()}, nil
 }
 
 type wasmModule struct {

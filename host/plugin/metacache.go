@@ -1,0 +1,196 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The metadata cache keeps, for every plugin file described, what a start
+// needs to serve it without compiling or instantiating it: its manifest as
+// describe answered it and its ABI minor. It lives in RuntimeConfig.MetaDir
+// (corral serve: plugins.cacheDir/meta), one file per entry, named by the sha256 of everything the
+// description depends on: the file's digest, this corral binary (its own
+// digest: another build may parse or check a manifest differently), the
+// engine and memory limit it was described under, and the compile limits
+// the file passed. Entries carry their format version and key fields; one
+// that does not read back, names another key or holds a manifest this
+// corral refuses is removed, and the file compiled and described again.
+
+// metaFormat is the format of a metadata cache entry.
+const metaFormat = 1
+
+// metaEntry is one metadata cache entry.
+type metaEntry struct {
+	Format   int             `json:"format"`
+	Digest   string          `json:"digest"`
+	Host     string          `json:"host"`
+	Engine   string          `json:"engine"`
+	Pages    uint32          `json:"pages"`
+	Fuel     uint64          `json:"fuel"`
+	Limits   CompileLimits   `json:"limits"`
+	Minor    uint32          `json:"minor"`
+	Manifest json.RawMessage `json:"manifest"`
+}
+
+// Open returns the described module of the plugin file at path whose
+// content is data. When the metadata cache holds this file's description
+// for this corral, engine and limits, nothing is compiled or instantiated:
+// the module's plugins start asleep (or compile when they load, with
+// SleepAfter zero). Otherwise Open compiles and describes it as
+// CompileFile and Describe do, and records the description.
+func (r *Runtime) Open(ctx context.Context, path string, data []byte, cfg Config) (*Module, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	e := r.metaKey(hex.EncodeToString(sum[:]), r.keyFor(cfg))
+	if m := r.cachedModule(path, e); m != nil {
+		return m, nil
+	}
+	m, err := r.CompileFile(ctx, path, data, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.Describe(ctx, m, cfg); err != nil {
+		_ = m.Close(ctx)
+		return nil, err
+	}
+	r.storeMeta(e, m)
+	return m, nil
+}
+
+// metaKey returns the entry for digest described under k, without its
+// description.
+func (r *Runtime) metaKey(digest string, k engineKey) metaEntry {
+	return metaEntry{Format: metaFormat, Digest: digest, Host: r.hostDigest(), Engine: k.name, Pages: k.pages, Fuel: k.fuel, Limits: r.cfg.Compile}
+}
+
+// metaPath returns the file of e, "" when there is no metadata cache.
+func (r *Runtime) metaPath(e metaEntry) string {
+	if r.cfg.MetaDir == "" || e.Host == "" {
+		return ""
+	}
+	key, _ := json.Marshal(metaEntry{Format: e.Format, Digest: e.Digest, Host: e.Host, Engine: e.Engine, Pages: e.Pages, Fuel: e.Fuel, Limits: e.Limits})
+	sum := sha256.Sum256(key)
+	return filepath.Join(r.cfg.MetaDir, hex.EncodeToString(sum[:])+".json")
+}
+
+// cachedModule returns the module described by want's entry, nil when
+// there is none that this corral accepts (a bad one is removed).
+func (r *Runtime) cachedModule(path string, want metaEntry) *Module {
+	file := r.metaPath(want)
+	if file == "" {
+		return nil
+	}
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var got metaEntry
+	if err == nil {
+		err = json.Unmarshal(b, &got)
+	}
+	if err == nil && (got.Format != want.Format || got.Digest != want.Digest || got.Host != want.Host ||
+		got.Engine != want.Engine || got.Pages != want.Pages || got.Fuel != want.Fuel || got.Limits != want.Limits) {
+		err = fmt.Errorf("entry of format %d for another file, corral, engine or limits", got.Format)
+	}
+	var m *Module
+	if err == nil {
+		m, err = r.moduleOf(path, got)
+	}
+	if err != nil {
+		r.log.Warn("plugin metadata cache entry discarded; the file is compiled and described again", "file", path, "entry", file, "err", err)
+		_ = os.Remove(file)
+		return nil
+	}
+	return m
+}
+
+// moduleOf returns the module of the file at path described by e.
+func (r *Runtime) moduleOf(path string, e metaEntry) (*Module, error) {
+	man, _, err := parseManifest(e.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	return &Module{rt: r, digest: e.Digest, read: func() ([]byte, error) { return os.ReadFile(path) },
+		manifest: man, minor: e.Minor, raw: slices.Clone(e.Manifest)}, nil
+}
+
+// storeMeta records m's description as e's entry, through a temporary
+// file and a rename; a cache that cannot be written costs a compile at
+// the next start.
+func (r *Runtime) storeMeta(e metaEntry, m *Module) {
+	file := r.metaPath(e)
+	if file == "" {
+		return
+	}
+	m.mu.Lock()
+	e.Minor, e.Manifest = m.minor, m.raw
+	m.mu.Unlock()
+	if e.Manifest == nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err == nil {
+		err = writeAtomic(file, b)
+	}
+	if err != nil {
+		r.log.Warn("plugin metadata cache not written", "entry", file, "err", err)
+	}
+}
+
+// writeAtomic writes b to path (its directory created 0700) through a
+// temporary file and a rename, so a reader never sees half of it.
+func writeAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// hostDigest returns the sha256 of the running executable, "" when it
+// cannot be read (there is then no metadata cache).
+func (r *Runtime) hostDigest() string {
+	r.hostOnce.Do(func() {
+		exe, err := os.Executable()
+		if err != nil {
+			return
+		}
+		f, err := os.Open(exe)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return
+		}
+		r.host = hex.EncodeToString(h.Sum(nil))
+	})
+	return r.host
+}
