@@ -13,53 +13,57 @@ import (
 // BenchmarkWake is the first call of a sleeping plugin: the wake-up (the
 // file read again, its code loaded from a warm compilation cache, one
 // instance created) and the call. Each iteration puts the plugin back to
-// sleep off the clock.
+// sleep off the clock. It runs on every engine in the binary.
 func BenchmarkWake(b *testing.B) {
-	ctx := context.Background()
 	reqs := map[string][]byte{
 		"wat": []byte(`{"uri":"good://hello","principal":{"id":"bench"}}`),
 		"go":  []byte(`{"uri":"test://static-text","principal":{"id":"bench"}}`),
 	}
-	for name, wasm := range benchModules(b) {
-		b.Run(name, func(b *testing.B) {
-			rt, err := NewRuntime(ctx, RuntimeConfig{CacheDir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rt.Close(ctx)
-			path := filepath.Join(b.TempDir(), name+".wasm")
-			if err := os.WriteFile(path, wasm, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			m, err := rt.CompileFile(ctx, path, wasm, Config{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer m.Close(ctx)
-			// Asleep only when told: the timer would fire after an hour.
-			p, err := rt.Load(ctx, m, Config{Source: path, SleepAfter: time.Hour})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer p.Close(ctx)
-			later := func() time.Time { return time.Now().Add(2 * time.Hour) }
-			for b.Loop() {
-				b.StopTimer()
-				p.mu.Lock()
-				p.now = later
-				p.mu.Unlock()
-				p.sleepIfIdle()
-				if p.Life() != LifeSleeping {
-					b.Fatalf("not asleep: %s", p.Life())
-				}
-				p.mu.Lock()
-				p.now = time.Now
-				p.mu.Unlock()
-				b.StartTimer()
-				if _, err := invoke(p, ctx, abi.OpReadResource, reqs[name]); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	for _, engine := range Engines() {
+		for name, wasm := range benchModules(b) {
+			b.Run(engine+"/"+name, func(b *testing.B) { benchWake(b, engine, name, wasm, reqs[name]) })
+		}
+	}
+}
+
+func benchWake(b *testing.B, engine, name string, wasm, req []byte) {
+	ctx := context.Background()
+	rt, err := NewRuntime(ctx, RuntimeConfig{CacheDir: b.TempDir(), Engine: engine})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	path := filepath.Join(b.TempDir(), name+".wasm")
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	m, err := rt.CompileFile(ctx, path, wasm, Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close(ctx)
+	// Asleep only when told: the timer would fire after an hour.
+	p, err := rt.Load(ctx, m, Config{Source: path, SleepAfter: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close(ctx)
+	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
+	for b.Loop() {
+		b.StopTimer()
+		p.mu.Lock()
+		p.now = later
+		p.mu.Unlock()
+		p.sleepIfIdle()
+		if p.Life() != LifeSleeping {
+			b.Fatalf("not asleep: %s", p.Life())
+		}
+		p.mu.Lock()
+		p.now = time.Now
+		p.mu.Unlock()
+		b.StartTimer()
+		if _, err := invoke(p, ctx, abi.OpReadResource, req); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
