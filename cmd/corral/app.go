@@ -130,6 +130,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 	rtCfg := plugin.RuntimeConfig{
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
 		Logger: a.log, Compile: registry.CompileLimits(cfg.Plugins.Compile),
+		WakeTimeout: cfg.Plugins.Compile.Timeout, // a wake-up is a compile
 	}
 	if cfg.Plugins.CacheDir != "" {
 		rtCfg.MetaDir = filepath.Join(cfg.Plugins.CacheDir, "meta") // a restart describes unchanged files from it

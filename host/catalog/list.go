@@ -95,7 +95,7 @@ func (s *Set) List(ctx context.Context, r Request, kind ListKind, cursor string)
 			} else {
 				// No page kept for this principal and cursor: the
 				// listing waits for the wake-up, which the provider
-				// bounds by its own deadline, not by the list budget.
+				// bounds itself, not by the list budget.
 				items, next, skip = s.listDynamic(ctx, pr, r, v, pos.inner, room, false)
 			}
 		}

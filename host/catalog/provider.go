@@ -53,7 +53,7 @@ type Call struct {
 	// within it, as it would at its own deadline (which still applies when
 	// shorter). A list request gives each provider Options.ListBudget. A
 	// provider that must wake up first does not count the wake-up in it:
-	// that is bounded by the provider's own deadline.
+	// the provider bounds that itself (a plugin: by the compile budget).
 	Timeout time.Duration
 	// TaskDeadline, when positive, replaces the provider's own call
 	// deadline: the call runs inside an MCP task whose tool declared a

@@ -81,6 +81,7 @@ var engineKit = []struct {
 	{"ModuleRereadsItsFile", TestModuleRereadsItsFile, true},
 	{"SleepAndWake", TestSleepAndWake, true},
 	{"WakeOnce", TestWakeOnce, true},
+	{"WakeOutlastsTheCallDeadline", TestWakeOutlastsTheCallDeadline, true},
 	{"WakeRefusesAReplacedFile", TestWakeRefusesAReplacedFile, true},
 	{"DeferredWhileAsleep", TestDeferredWhileAsleep, true},
 	{"QuarantinedWhileAsleep", TestQuarantinedWhileAsleep, true},

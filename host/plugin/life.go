@@ -15,8 +15,8 @@ import (
 // wakes it: one wake-up at a time compiles the module again (through the
 // compilation cache; the module reads its file again, see Module) and
 // creates an instance, while the calls that arrive meanwhile wait for it
-// in the pool's queue, as they would for a busy instance, each within its
-// own deadline. A wake-up that fails hands its error to the calls that
+// in the pool's queue, as they would for a busy instance, each for at most
+// RuntimeConfig.WakeTimeout. A wake-up that fails hands its error to the calls that
 // waited and leaves the plugin asleep; the next call tries again.
 //
 // The clock of sleep is the pool's own: the most recently used idle

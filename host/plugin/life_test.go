@@ -209,3 +209,21 @@ func TestQuarantinedWhileAsleep(t *testing.T) {
 		t.Errorf("quarantined plugin woke up (%d, %s)", n, p.Life())
 	}
 }
+
+// TestWakeOutlastsTheCallDeadline: a wake-up longer than the plugin's own
+// call deadline (a compile, not the guest's run) still serves the call
+// that started it.
+func TestWakeOutlastsTheCallDeadline(t *testing.T) {
+	e := newEnv(t, RuntimeConfig{})
+	const deadline = 50 * time.Millisecond
+	p, _ := loadSleepy(t, e, Config{Limits: Limits{Timeout: deadline}})
+	asleep(t, p, 1)
+	real := p.create
+	p.mu.Lock()
+	p.create = func(ctx context.Context, cm CompiledModule) (*instance, error) {
+		time.Sleep(3 * deadline) // the wake-up outlasts the deadline
+		return real(ctx, cm)
+	}
+	p.mu.Unlock()
+	readGood(t, p)
+}

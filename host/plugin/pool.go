@@ -62,9 +62,10 @@ func (p *Plugin) stats() poolStats {
 // (the instances are busy, not failing).
 //
 // A plugin asleep or waking up (life.go) makes the call wait for the
-// wake-up, for at least the plugin's own deadline even when wait is
-// shorter (a list budget does not count the wake-up); with mayDefer it
-// returns catalog.ErrAsleep at once instead, the wake-up started.
+// wake-up, for RuntimeConfig.WakeTimeout whatever wait says (neither a list
+// budget nor the plugin's call deadline counts the wake-up: it is a
+// compile, not the guest's run); with mayDefer it returns
+// catalog.ErrAsleep at once instead, the wake-up started.
 func (p *Plugin) acquire(ctx context.Context, wait time.Duration, mayDefer bool) (*instance, ErrorClass, error) {
 	p.mu.Lock()
 	if p.shut {
@@ -85,7 +86,7 @@ func (p *Plugin) acquire(ctx context.Context, wait time.Duration, mayDefer bool)
 			p.mu.Unlock()
 			return nil, ClassAsleep, catalog.ErrAsleep
 		}
-		wait = max(wait, p.cfg.Limits.Timeout)
+		wait = p.rt.cfg.WakeTimeout
 	}
 	w := &waiter{ch: make(chan handoff, 1)}
 	p.waiters = append(p.waiters, w)
@@ -120,7 +121,7 @@ func (p *Plugin) acquire(ctx context.Context, wait time.Duration, mayDefer bool)
 	case <-expire:
 		p.abandon(w)
 		if waking {
-			return nil, ClassCanceled, fmt.Errorf("waking up: not awake within the call's deadline of %s", wait)
+			return nil, ClassCanceled, fmt.Errorf("waking up: not awake within %s (plugins.compile.timeout)", wait)
 		}
 		return nil, ClassCanceled, fmt.Errorf("waiting for an instance: no instance free within the call's budget of %s", wait)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -51,7 +52,16 @@ type RuntimeConfig struct {
 	// Compile bounds the files Compile accepts; zero fields take their
 	// DefaultCompileLimits value.
 	Compile CompileLimits
+	// WakeTimeout bounds how long a call waits for the wake-up of a
+	// sleeping plugin (a compile, through the cache, and an instance),
+	// whatever the plugin's own call deadline (default
+	// DefaultWakeTimeout); the request's context bounds it too.
+	WakeTimeout time.Duration
 }
+
+// DefaultWakeTimeout is RuntimeConfig.WakeTimeout when it is not set: the
+// registry's default compile budget.
+const DefaultWakeTimeout = time.Minute
 
 // Runtime compiles and loads plugins. One Runtime serves a process; it is
 // safe for concurrent use.
@@ -108,6 +118,9 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	}
 	if cfg.NotifyQueue <= 0 {
 		cfg.NotifyQueue = 1024
+	}
+	if cfg.WakeTimeout <= 0 {
+		cfg.WakeTimeout = DefaultWakeTimeout
 	}
 	cfg.Compile = cfg.Compile.withDefaults()
 	r := &Runtime{

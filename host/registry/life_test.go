@@ -55,7 +55,6 @@ func sleepyFiles(t *testing.T, root string, edit func(*config.Plugin)) (*Registr
 	s := config.DefaultPlugin()
 	s.Grants.Files = []string{root}
 	s.Limits.SleepAfter = 20 * time.Millisecond
-	s.Limits.Timeout = time.Minute // a wake-up's bound: decoding a Go guest under -race takes seconds
 	if edit != nil {
 		edit(&s)
 	}
