@@ -57,12 +57,32 @@ func (b Binding) Check(path, digest string) error {
 type Bindings struct {
 	byFile   map[string]string // plugin.<name>.file → name
 	byDigest map[string]string // sha256 of an entry with no file → name ("" when several)
+	// For MayBind: the bindings naming each file, the sha256 pins of
+	// entries with no file, and whether an entry with no file pins no
+	// digest either (a signer alone).
+	fileBindings map[string][]Binding
+	filelessSHA  map[string]bool
+	filelessAny  bool
+	unresolved   bool // an entry with a source not yet resolved to a file
+	probe        Plugin
 }
 
 // Bindings returns the index of c's bindings.
 func (c *Config) Bindings() *Bindings {
-	b := &Bindings{byFile: map[string]string{}, byDigest: map[string]string{}}
+	b := &Bindings{byFile: map[string]string{}, byDigest: map[string]string{},
+		fileBindings: map[string][]Binding{}, filelessSHA: map[string]bool{}, probe: c.ProbeSettings("")}
 	for name, p := range c.Plugin {
+		switch bd := p.Binding; {
+		case !bd.Bound():
+		case bd.File != "":
+			b.fileBindings[bd.File] = append(b.fileBindings[bd.File], bd)
+		case bd.Source != "":
+			b.unresolved = true
+		case bd.SHA256 != "":
+			b.filelessSHA[bd.SHA256] = true
+		default:
+			b.filelessAny = true
+		}
 		switch {
 		case p.File != "":
 			b.byFile[p.File] = name
@@ -76,6 +96,26 @@ func (c *Config) Bindings() *Bindings {
 	}
 	return b
 }
+
+// MayBind reports whether an entry may bind the file at path whose content
+// has digest ("" while it is not yet hashed): its binding selects the
+// file (Binding.Check), or may once the digest is known. It costs the
+// same however many entries the configuration has.
+func (b *Bindings) MayBind(path, digest string) bool {
+	if digest == "" {
+		return len(b.fileBindings[path]) > 0 || b.unresolved || len(b.filelessSHA) > 0 || b.filelessAny
+	}
+	for _, bd := range b.fileBindings[path] {
+		if bd.Check(path, digest) == nil {
+			return true
+		}
+	}
+	return b.filelessAny || b.filelessSHA[digest]
+}
+
+// Probe is the configuration's ProbeSettings for a file no entry binds,
+// computed once.
+func (b *Bindings) Probe() Plugin { return b.probe }
 
 // BoundName returns the plugin the configuration binds to the file at path
 // with digest before the file is compiled: the entry whose file is path,

@@ -185,31 +185,46 @@ func BenchmarkReadyWithBomb(b *testing.B) {
 // grows with n is work that grows with the square of the plugins.
 //
 //	go test -run '^$' -bench LoadMany -benchtime 3x ./host/registry
+//
+// "configured" gives every plugin an entry of its own (settings, no
+// binding), as an operator setting each plugin's limits does.
 func BenchmarkLoadMany(b *testing.B) {
-	for _, n := range []int{500, 2000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			dir := b.TempDir()
-			old := time.Now().Add(-time.Minute)
-			for i := range n {
-				name := fmt.Sprintf("p%05d", i)
-				writeSpecB(b, dir, name+".wasm", spec{Name: name, Scheme: name, Text: "x"})
-				os.Chtimes(filepath.Join(dir, name+".wasm"), old, old)
-			}
-			ctx := context.Background()
-			for b.Loop() {
-				r, err := New(Options{Dir: dir, Loader: &nativeLoader{}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := r.Load(ctx, time.Minute); err != nil {
-					b.Fatal(err)
-				}
-				if got := len(r.Catalog().Current().Providers()); got != n {
-					b.Fatalf("%d plugins serve, want %d", got, n)
-				}
-				r.Close(ctx)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
-		})
+	for _, configured := range []bool{false, true} {
+		for _, n := range []int{500, 2000} {
+			b.Run(fmt.Sprintf("configured=%v/%d", configured, n), func(b *testing.B) {
+				loadMany(b, n, configured)
+			})
+		}
 	}
+}
+
+func loadMany(b *testing.B, n int, configured bool) {
+	dir := b.TempDir()
+	old := time.Now().Add(-time.Minute)
+	cfg := &config.Config{Plugin: map[string]config.Plugin{}}
+	for i := range n {
+		name := fmt.Sprintf("p%05d", i)
+		writeSpecB(b, dir, name+".wasm", spec{Name: name, Scheme: name, Text: "x"})
+		os.Chtimes(filepath.Join(dir, name+".wasm"), old, old)
+		if configured {
+			p := config.DefaultPlugin()
+			p.Limits.SleepAfter = time.Second
+			cfg.Plugin[name] = p
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		r, err := New(Options{Dir: dir, Loader: &nativeLoader{}, Config: cfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Load(ctx, time.Minute); err != nil {
+			b.Fatal(err)
+		}
+		if got := len(r.Catalog().Current().Providers()); got != n {
+			b.Fatalf("%d plugins serve, want %d", got, n)
+		}
+		r.Close(ctx)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
 }

@@ -111,7 +111,7 @@ type compileJob struct {
 	stale bool // the file changed again while the job ran: scan again after it
 	// digest is the content's, once read and hashed ("" before), set
 	// under the registry's lock: with it, whether a binding may select
-	// the file is known before its compile ends (mayBeBound).
+	// the file is known before its compile ends (config.Bindings.MayBind).
 	digest string
 	done   chan struct{} // closed once the outcome is applied and reported
 	out    outcome
@@ -176,7 +176,7 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.skipped = name
 		return o
 	}
-	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, cfg.ProbeSettings(name), func() { j.prog.began(path) })
+	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, probeSettings(cfg, j.idx, name), func() { j.prog.began(path) })
 	if err != nil {
 		if !r.unchanged(path, st) {
 			return outcome{} // still being written: not yet
@@ -285,10 +285,11 @@ func (r *Registry) hashed(ctx context.Context, j *compileJob, digest string) {
 	}
 	r.mu.Lock()
 	cfg := r.cfg.Load()
-	was := mayBeBound(cfg, j.f.path, j.digest)
+	idx, _ := r.bindingsLocked(cfg)
+	was := idx.MayBind(j.f.path, j.digest)
 	j.digest = digest
 	var evs []Event
-	if was && !mayBeBound(cfg, j.f.path, digest) && !r.closed {
+	if was && !idx.MayBind(j.f.path, digest) && !r.closed {
 		r.scanErrs = nil
 		r.settleFreshLocked(ctx, j.start, true)
 		r.readyLocked()
@@ -300,23 +301,13 @@ func (r *Registry) hashed(ctx context.Context, j *compileJob, digest string) {
 	r.emit(evs)
 }
 
-// mayBeBound reports whether an entry of cfg may bind the file at path
-// whose content has digest ("" while it is not yet hashed): its binding
-// selects the file, or may once the digest is known. Only such a file can
-// take a claim from a bound plugin, or contest it (settle).
-func mayBeBound(cfg *config.Config, path, digest string) bool {
-	for _, p := range cfg.Plugin {
-		switch b := p.Binding; {
-		case !b.Bound():
-		case digest == "":
-			if b.File == "" || b.File == path {
-				return true
-			}
-		case b.Check(path, digest) == nil:
-			return true
-		}
+// probeSettings are the settings a file is first instantiated under
+// (config.Config.ProbeSettings), from idx, the index of cfg.
+func probeSettings(cfg *config.Config, idx *config.Bindings, bound string) config.Plugin {
+	if bound != "" {
+		return cfg.PluginSettings(bound)
 	}
-	return false
+	return idx.Probe()
 }
 
 // settleFreshLocked settles the files with the versions compiled since
@@ -324,7 +315,7 @@ func mayBeBound(cfg *config.Config, path, digest string) bool {
 // claims are unknown) allow, so that no load timing decides who owns
 // anything:
 //
-//   - While one of them may be bound (mayBeBound), nothing settles: a
+//   - While one of them may be bound (Bindings.MayBind), nothing settles: a
 //     bound newcomer contests every claim, bound or not (two bound
 //     claimants are both refused), so settling without it could start a
 //     claimant with grants or a scheme that its arrival takes away again.
@@ -418,11 +409,12 @@ func (r *Registry) newcomersLocked(cfg *config.Config) (unknown, bound bool) {
 	if r.newcomers == 0 {
 		return false, false
 	}
-	if _, binds := r.bindingsLocked(cfg); !binds {
+	idx, binds := r.bindingsLocked(cfg)
+	if !binds {
 		return true, false
 	}
 	for _, j := range r.inflight {
-		if j.cur == "" && mayBeBound(cfg, j.f.path, j.digest) {
+		if j.cur == "" && idx.MayBind(j.f.path, j.digest) {
 			return true, true
 		}
 	}
