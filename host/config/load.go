@@ -80,14 +80,21 @@ func Load(src Source) (*Config, error) {
 		}
 		resolvePaths(fk, cfg.Dir)
 		errs = append(errs, resolveSecrets(fk, cfg.Dir, environOf(src), o, secrets)...)
+		// Every entry's defaults in one merge: a merge costs the size of
+		// the whole configuration, so one per entry grows with the square
+		// of the entries (minutes at 10,000).
+		defs := map[string]any{}
 		for _, name := range fk.MapKeys("plugin") {
-			pd := koanf.New(".")
-			if err := pd.Load(confmap.Provider(pluginDefaults(), "."), nil); err != nil {
-				return nil, fmt.Errorf("config: plugin defaults: %w", err)
+			for key, v := range pluginDefaults() {
+				defs["plugin."+name+"."+key] = v
 			}
-			if err := k.MergeAt(pd, "plugin."+name); err != nil {
-				return nil, fmt.Errorf("config: plugin defaults: %w", err)
-			}
+		}
+		pd := koanf.New(".")
+		if err := pd.Load(confmap.Provider(defs, "."), nil); err != nil {
+			return nil, fmt.Errorf("config: plugin defaults: %w", err)
+		}
+		if err := k.Merge(pd); err != nil {
+			return nil, fmt.Errorf("config: plugin defaults: %w", err)
 		}
 		if err := k.Merge(fk); err != nil {
 			return nil, o.errorf("", "%v", err)
