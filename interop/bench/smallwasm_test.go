@@ -12,15 +12,19 @@ import (
 )
 
 // TestSmallPluginsServe: generated small plugins load in the real
-// registry of bin/corral and each answers its own read, prompt and tool;
-// the list holds every plugin's resource.
+// registry of the binary under test (CORRAL_BIN, as in interop: make
+// test-wasmtime's wasmtime build; else bin/corral) and each answers its
+// own read, prompt and tool; the list holds every plugin's resource.
 func TestSmallPluginsServe(t *testing.T) {
-	corral, err := filepath.Abs(filepath.Join("..", "..", "bin", "corral"))
-	if err != nil {
-		t.Fatal(err)
+	corral := os.Getenv("CORRAL_BIN")
+	if corral == "" {
+		var err error
+		if corral, err = filepath.Abs(filepath.Join("..", "..", "bin", "corral")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := os.Stat(corral); err != nil {
-		t.Skipf("bin/corral missing (make build): %v", err)
+		t.Skipf("%s missing (make build): %v", corral, err)
 	}
 	dir := t.TempDir()
 	names, err := writeSmallPlugins(filepath.Join(dir, "plugins"), 3)
