@@ -40,16 +40,7 @@ func TestClusterPublish(t *testing.T) {
 		t.Fatal(why)
 	}
 	t.Setenv("CORRAL_CLUSTER_PLUGINS", "true") // the replicas and the CLI inherit it
-	c, err := startCluster("", "publish", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("cluster logs:\n%s", c.logs())
-		}
-		c.stop()
-	})
+	c := startClusterT(t, "", "publish", "")
 	cfg := filepath.Join(c.dir, "corral.yaml")
 	corral := func(args ...string) string {
 		t.Helper()

@@ -45,17 +45,7 @@ func taskCluster(t *testing.T) *cluster {
 		sum := sha256.Sum256([]byte(taskTokens[p]))
 		fmt.Fprintf(&b, "    - {sha256: %s, principal: %s}\n", hex.EncodeToString(sum[:]), p)
 	}
-	c, err := startCluster(dir, "tasks", b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("cluster logs:\n%s", c.logs())
-		}
-		c.stop()
-	})
-	return c
+	return startClusterT(t, dir, "tasks", b.String())
 }
 
 // taskAnswer is a decoded answer of a task request.

@@ -109,6 +109,24 @@ type cluster struct {
 	proxy    *serverProc
 }
 
+// startClusterT is startCluster for one test: it fails the test if the
+// cluster does not start, and stops it when the test ends, logging the
+// replicas' output if the test failed.
+func startClusterT(t *testing.T, plugins, name, extra string) *cluster {
+	t.Helper()
+	c, err := startCluster(plugins, name, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cluster logs:\n%s", c.logs())
+		}
+		c.stop()
+	})
+	return c
+}
+
 // startCluster starts a cluster named name serving the plugin directory
 // plugins, with extra appended to the replicas' configuration.
 func startCluster(plugins, name, extra string) (*cluster, error) {
@@ -234,18 +252,8 @@ func ownCluster(t *testing.T) *cluster {
 	copyFile(t, conformanceWasm, filepath.Join(dir, "conformance.wasm"))
 	copyFile(t, fixtureWasm, filepath.Join(dir, "bfx000.wasm"))
 	copyFile(t, kvWasm, filepath.Join(dir, "kvstore.wasm"))
-	c, err := startCluster(dir, "own", conformanceGrants+"  bfx000:\n    grants:\n      notify: true\n"+
+	return startClusterT(t, dir, "own", conformanceGrants+"  bfx000:\n    grants:\n      notify: true\n"+
 		fmt.Sprintf("  kvstore:\n    grants:\n      kv: true\n      kvQuota: %d\ncatalog:\n  pageSize: 10\n", kvQuota))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("cluster logs:\n%s", c.logs())
-		}
-		c.stop()
-	})
-	return c
 }
 
 // wire is a raw JSON-RPC client of the cluster's replicas.
