@@ -8,11 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,13 +25,14 @@ import (
 // runs; -count would run every "off" before any "on".
 var tracingRounds = flag.Int("tracing.rounds", 1, "BenchmarkTracing: the interleaved pairs (off, on) to run")
 
-// tracingTool makes BenchmarkTracing call a tool that makes three host
-// calls (test_tool_with_logging) instead of reading a static resource.
-var tracingTool = flag.Bool("tracing.tool", false, "BenchmarkTracing: call test_tool_with_logging (three host calls) instead of reading test://static-text")
+// tracingFiles makes BenchmarkTracing read a file through the files
+// plugin, two host calls a request (file_stat, file_read), instead of a
+// static resource that makes none.
+var tracingFiles = flag.Bool("tracing.files", false, "BenchmarkTracing: read a file through the files plugin (two host calls) instead of test://static-text")
 
 // BenchmarkTracing measures what tracing costs a loaded server: 8 clients
-// reading test://static-text (or, with -tracing.tool, calling a tool that
-// makes three host calls) from bin/corral with tracing off and with
+// reading test://static-text (or, with -tracing.files, a file through the
+// files plugin: two host calls) from bin/corral with tracing off and with
 // tracing on (sampling 100 %, exporting over OTLP/HTTP to a collector
 // that decodes and discards, so that the figure is corral's cost and not
 // a collector's on the same cores). Both servers run throughout; the
@@ -39,11 +41,15 @@ var tracingTool = flag.Bool("tracing.tool", false, "BenchmarkTracing: call test_
 // each pair, which a machine shared with other work moves far less than
 // the figures themselves. The server's CPU per request (from /proc) is
 // the figure to read on shared cores; throughput is reported too.
-// Every traced request must reach the collector as its spans.
+// Every traced request must reach the collector as its spans, and every
+// answer must be a result (an error would be cheaper than the work).
 //
 //	go test -v -run '^$' -bench '^BenchmarkTracing$' -benchtime=3s ./cmd/corral -tracing.rounds=6
 func BenchmarkTracing(b *testing.B) {
-	var spans atomic.Int64
+	var (
+		mu    sync.Mutex
+		spans = map[string]int64{} // by name
+	)
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		var req coltracepb.ExportTraceServiceRequest
@@ -54,43 +60,54 @@ func BenchmarkTracing(b *testing.B) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		mu.Lock()
 		for _, rs := range req.ResourceSpans {
 			for _, ss := range rs.ScopeSpans {
-				spans.Add(int64(len(ss.Spans)))
+				for _, sp := range ss.Spans {
+					spans[sp.Name]++
+				}
 			}
 		}
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	b.Cleanup(sink.Close)
+	root := b.TempDir()
+	file := filepath.Join(root, "note.txt")
+	if err := os.WriteFile(file, []byte("a note of a few words\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	plugins := fmt.Sprintf("  conformance:\n    grants: {log: true}\n  files:\n    grants: {files: [%s]}\n", root)
 	servers := map[string]*wireServer{
-		"off": startWire(b, "  conformance:\n    grants: {log: true}\n", "conformance"),
-		"on": startWire(b, fmt.Sprintf("  conformance:\n    grants: {log: true}\ntrace:\n  exporter: otlp-http\n  endpoint: %s\n  insecure: true\n  sampleRatio: 1\n  serviceName: corral-bench\n",
-			strings.TrimPrefix(sink.URL, "http://")), "conformance"),
+		"off": startWire(b, plugins, "conformance", "files"),
+		"on": startWire(b, plugins+fmt.Sprintf("trace:\n  exporter: otlp-http\n  endpoint: %s\n  insecure: true\n  sampleRatio: 1\n  serviceName: corral-bench\n",
+			strings.TrimPrefix(sink.URL, "http://")), "conformance", "files"),
 	}
-	body, method, name := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://static-text","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
-		"resources/read", "test://static-text"
-	if *tracingTool {
-		body, method, name = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
-			"tools/call", "test_tool_with_logging"
+	uri := "test://static-text"
+	perRequest := map[string]int64{"resources/read": 1, "catalog.read": 1, "plugin.call": 1}
+	if *tracingFiles {
+		uri = "file://" + file
+		perRequest["host.file_stat"], perRequest["host.file_read"] = 1, 1
 	}
+	body := `{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"` + uri + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	readOnce := func(s *wireServer) error {
 		req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", method)
-		req.Header.Set("Mcp-Name", name)
+		req.Header.Set("Mcp-Method", "resources/read")
+		req.Header.Set("Mcp-Name", uri)
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
-		io.Copy(io.Discard, resp.Body)
+		answer, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("status %d", resp.StatusCode)
+		if err == nil && (resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"contents"`))) {
+			err = fmt.Errorf("status %d: %s", resp.StatusCode, answer)
 		}
-		return nil
+		return err
 	}
 	type figures struct{ cpu, rate float64 }
 	var (
@@ -153,13 +170,26 @@ func BenchmarkTracing(b *testing.B) {
 		spread(pick("off", rateOf), "%.0f"), spread(pick("on", rateOf), "%.0f"), spread(rateRatio, "%.3f"))
 
 	// The batcher exports every 5 s or 512 spans: wait for the tail, then
-	// check that no span was dropped (a dropped span is a cost not paid).
-	const perRequest = 3 // the request, the catalog's, plugin.call
-	for deadline := time.Now().Add(8 * time.Second); spans.Load() < perRequest*traced && time.Now().Before(deadline); {
+	// check that every traced request's spans arrived, each name once a
+	// request (a dropped span is a cost not paid). file_roots is once an
+	// instance (the files plugin caches the roots), not counted.
+	complete := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for n, k := range perRequest {
+			if spans[n] != k*traced {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(8 * time.Second); !complete() && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
-	if got := spans.Load(); got != perRequest*traced {
-		b.Errorf("the collector received %d spans for %d traced requests, want %d each", got, traced, perRequest)
+	if !complete() {
+		mu.Lock()
+		defer mu.Unlock()
+		b.Errorf("the collector received spans %v for %d traced requests, want %v each", spans, traced, perRequest)
 	}
 }
 

@@ -195,8 +195,8 @@ const (
 // params._meta and in the HTTP header) through bin/corral exporting to a
 // real Jaeger over OTLP/HTTP and OTLP/gRPC, and reads the traces back: one
 // trace per request, with the request, catalog and plugin spans (the
-// plugin's with its instance wait and guest time, and its host calls as
-// events), linked to the client's span without taking
+// plugin's with its instance wait and guest time, and under it one span
+// per host call), linked to the client's span without taking
 // its trace id; names only when trace.names is set; and with a sample
 // ratio of 0 a sampled traceparent records nothing (issue 17, item 6).
 func TestTracesInJaeger(t *testing.T) {
@@ -260,8 +260,18 @@ trace:
 				if tr.TraceID == clientTrace {
 					t.Errorf("trace %s took the client's trace id", tr.TraceID)
 				}
-				ops := map[string]jaegerSpan{}
+				// The request, catalog and plugin spans once each; the
+				// tool logs three messages, each a host.log span under
+				// plugin.call; the static read makes no host call.
+				ops, hostSpans := map[string]jaegerSpan{}, []jaegerSpan{}
 				for _, sp := range tr.Spans {
+					if strings.HasPrefix(sp.OperationName, "host.") {
+						hostSpans = append(hostSpans, sp)
+						continue
+					}
+					if _, dup := ops[sp.OperationName]; dup {
+						t.Errorf("two %s spans in one trace", sp.OperationName)
+					}
 					ops[sp.OperationName] = sp
 				}
 				_, isTool := ops["catalog.tool"]
@@ -274,10 +284,11 @@ trace:
 					t.Fatalf("no request span in %v", slices.Collect(maps.Keys(ops)))
 				}
 				want := []string{rootName, "catalog.read", "plugin.call"}
+				hostCalls := 0
 				if isTool {
-					want[1] = "catalog.tool"
+					want[1], hostCalls = "catalog.tool", 3
 				}
-				if got := slices.Sorted(maps.Keys(ops)); len(tr.Spans) != len(want) || !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+				if got := slices.Sorted(maps.Keys(ops)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 					t.Errorf("trace has spans %v, want one each of %v", got, want)
 				}
 				if ops[want[1]].parent() != root.SpanID || ops["plugin.call"].parent() != ops[want[1]].SpanID {
@@ -289,18 +300,23 @@ trace:
 						t.Errorf("plugin.call's %s = %v", k, v)
 					}
 				}
-				// Each host call is an event of the plugin call: the tool
-				// logs three messages; the static read makes no host call.
-				events, hostCalls := call.events(), 0
-				if isTool {
-					hostCalls = 3
+				if len(call.Logs) != 0 {
+					t.Errorf("plugin.call has events %v, want none (host calls are spans)", call.events())
 				}
-				if len(events) != hostCalls {
-					t.Errorf("plugin.call's events %v, want one per host call (%d)", events, hostCalls)
+				if len(hostSpans) != hostCalls {
+					t.Errorf("%d host-call spans, want one per host call (%d)", len(hostSpans), hostCalls)
 				}
-				for _, ev := range events {
-					if ev["event"] != "host.log" || ev["corral.host.function"] != "log" || ev["corral.host.duration_us"] == nil || len(ev) != 3 {
-						t.Errorf("host-call event %v, want host.log with its function and duration only", ev)
+				for _, hs := range hostSpans {
+					fn, _ := hs.tag("corral.host.function")
+					outcome, _ := hs.tag("corral.host.outcome")
+					if hs.OperationName != "host.log" || fn != "log" || outcome != "ok" || hs.parent() != call.SpanID {
+						t.Errorf("host-call span %s (function %v, outcome %v, parent %s), want host.log, log, ok under plugin.call %s",
+							hs.OperationName, fn, outcome, hs.parent(), call.SpanID)
+					}
+					for _, tag := range hs.Tags {
+						if !slices.Contains([]string{"corral.host.function", "corral.host.outcome", "span.kind", "otel.scope.name", "otel.scope.version"}, tag.Key) {
+							t.Errorf("host-call span carries %s = %v: only the function and outcome belong there", tag.Key, tag.Value)
+						}
 					}
 				}
 				linked := slices.ContainsFunc(root.References, func(r struct {

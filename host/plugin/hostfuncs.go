@@ -3,17 +3,18 @@ package plugin
 import (
 	"context"
 	"log/slog"
-	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/trace"
 )
 
-// tracer starts the plugin runtime's span: one per call, with its wait
-// for an instance and the guest's run as attributes and the guest's host
-// calls as events.
+// tracer starts the plugin runtime's spans: one per call, with its wait
+// for an instance and the guest's run as attributes, and one per host
+// call of the guest's, its child.
 var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/plugin")
 
 // Limits on arguments a guest passes to host functions that are not
@@ -57,26 +58,63 @@ func hostFuncs() []HostFunc {
 	}
 }
 
-// traced wraps a host function so that each call is an event "host.NAME"
-// on the plugin call's span, stamped with its start and carrying its
-// duration (also when it traps); what the guest passed is never recorded.
-// An event costs a fraction of a span, and a guest may make many host
-// calls in one call.
+// traced wraps a host function so that each call of a traced plugin call
+// is a span "host.NAME", a child of plugin.call, carrying the function and
+// its outcome (also when it traps); what the guest passed is never
+// recorded. The name and the start options are built once per function,
+// not per call. fn runs on the caller's context: nothing below a host
+// function starts spans.
 func traced(name string, fn func(ctx context.Context, mem Memory, stack []uint64)) func(ctx context.Context, mem Memory, stack []uint64) {
-	event, fnAttr := "host."+name, trace.HostFunc.String(name)
+	spanName := "host." + name
+	opts := []oteltrace.SpanStartOption{oteltrace.WithAttributes(trace.HostFunc.String(name))}
 	return func(ctx context.Context, mem Memory, stack []uint64) {
-		span := oteltrace.SpanFromContext(ctx)
-		if !span.IsRecording() {
+		if !oteltrace.SpanFromContext(ctx).IsRecording() {
 			fn(ctx, mem, stack)
 			return
 		}
-		start := time.Now()
+		_, span := tracer.Start(ctx, spanName, opts...)
+		trapped := true
 		defer func() {
-			span.AddEvent(event, oteltrace.WithTimestamp(start),
-				oteltrace.WithAttributes(fnAttr, trace.HostTime.Int64(time.Since(start).Microseconds())))
+			if trapped {
+				span.SetAttributes(outcomeTrap)
+				span.SetStatus(codes.Error, "trap")
+			} else {
+				span.SetAttributes(hostOutcome(int32(uint32(stack[0]))))
+			}
+			span.End()
 		}()
 		fn(ctx, mem, stack)
+		trapped = false
 	}
+}
+
+// The outcomes of a host call's span: ok (a result of 0 or more), the
+// errno's name, or trap.
+var (
+	outcomeOK    = trace.HostOutcome.String("ok")
+	outcomeTrap  = trace.HostOutcome.String("trap")
+	outcomeOther = trace.HostOutcome.String("errno")
+	outcomes     = map[int32]attribute.KeyValue{
+		abi.ErrnoDenied:      trace.HostOutcome.String("denied"),
+		abi.ErrnoNotFound:    trace.HostOutcome.String("not_found"),
+		abi.ErrnoInvalid:     trace.HostOutcome.String("invalid"),
+		abi.ErrnoQuota:       trace.HostOutcome.String("quota"),
+		abi.ErrnoTooLarge:    trace.HostOutcome.String("too_large"),
+		abi.ErrnoIO:          trace.HostOutcome.String("io"),
+		abi.ErrnoRateLimited: trace.HostOutcome.String("rate_limited"),
+		abi.ErrnoTimeout:     trace.HostOutcome.String("timeout"),
+	}
+)
+
+// hostOutcome is the outcome attribute of a host function's result.
+func hostOutcome(ret int32) attribute.KeyValue {
+	if ret >= 0 {
+		return outcomeOK
+	}
+	if kv, ok := outcomes[ret]; ok {
+		return kv
+	}
+	return outcomeOther
 }
 
 // mustState returns the state of the running call; a host function called

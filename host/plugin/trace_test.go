@@ -18,9 +18,11 @@ import (
 
 // TestCallSpan: a call into a plugin is one span, plugin.call, naming the
 // plugin, engine, operation and outcome, with the wait for an instance and
-// the guest's run as attributes, and each host call the guest made as an
-// event carrying the function and its duration (also a call that traps);
-// a call refused before any instance is sought has neither figure.
+// the guest's run as attributes, and each host call the guest made is a
+// span of its own under it, host.FUNCTION, carrying the function and its
+// outcome and nothing else (also a call that traps, whose status is an
+// error); a call refused before any instance is sought has neither figure
+// and no host-call span.
 func TestCallSpan(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
@@ -28,30 +30,34 @@ func TestCallSpan(t *testing.T) {
 	e := newEnv(t, RuntimeConfig{})
 	p := e.load(t, "caps", Config{Grants: Grants{Log: true, KV: true}, Limits: Limits{MaxRequestBytes: 64}})
 
+	type hostCall struct{ fn, outcome string }
 	for _, tt := range []struct {
 		name, req  string
 		class      ErrorClass
-		events     []string // the host calls, in order
+		hostCalls  []hostCall // in order
 		wait, ran  bool
 		statusCode codes.Code
 	}{
-		{"log", "Lsecret words", ClassOK, []string{"log"}, true, true, codes.Unset},
-		{"kv", "kk=v", ClassOK, []string{"kv_set"}, true, true, codes.Unset},
-		{"trap in a host call", "X", ClassTrap, []string{"file_read"}, true, true, codes.Error},
+		{"log", "Lsecret words", ClassOK, []hostCall{{"log", "ok"}}, true, true, codes.Unset},
+		{"kv", "kk=v", ClassOK, []hostCall{{"kv_set", "ok"}}, true, true, codes.Unset},
+		{"kv missing", "gnope", ClassOK, []hostCall{{"kv_get", "not_found"}}, true, true, codes.Unset},
+		{"not granted", "r/etc/passwd", ClassOK, []hostCall{{"file_read", "denied"}}, true, true, codes.Unset},
+		{"trap in a host call", "X", ClassTrap, []hostCall{{"file_read", "trap"}}, true, true, codes.Error},
 		{"request too large", "L" + string(make([]byte, 100)), ClassRequest, nil, false, false, codes.Error},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec.Reset()
 			_, _ = p.Call(context.Background(), catalog.Call{Op: abi.OpCallTool, Request: []byte(tt.req)})
 			spans := rec.Ended()
-			if len(spans) != 1 || spans[0].Name() != "plugin.call" {
-				names := make([]string, len(spans))
-				for i, s := range spans {
-					names[i] = s.Name()
-				}
-				t.Fatalf("spans %v, want one plugin.call", names)
+			names := make([]string, len(spans))
+			for i, s := range spans {
+				names[i] = s.Name()
 			}
-			sp := spans[0]
+			// Children end before their parent.
+			if len(spans) != len(tt.hostCalls)+1 || spans[len(spans)-1].Name() != "plugin.call" {
+				t.Fatalf("spans %v, want %d host-call spans, then plugin.call", names, len(tt.hostCalls))
+			}
+			sp := spans[len(spans)-1]
 			attrs := attribute.NewSet(sp.Attributes()...)
 			for k, want := range map[attribute.Key]string{
 				"corral.plugin": "caps", "corral.plugin.engine": p.Engine(),
@@ -69,21 +75,30 @@ func TestCallSpan(t *testing.T) {
 			if sp.Status().Code != tt.statusCode {
 				t.Errorf("status %v, want %v", sp.Status().Code, tt.statusCode)
 			}
-			var got []string
-			for _, ev := range sp.Events() {
-				ea := attribute.NewSet(ev.Attributes...)
-				fn, _ := ea.Value("corral.host.function")
-				d, ok := ea.Value("corral.host.duration_us")
-				if ev.Name != "host."+fn.AsString() || !ok || d.AsInt64() < 0 || ea.Len() != 2 {
-					t.Errorf("event %q with %v: want host.FUNCTION with the function and its duration only", ev.Name, ev.Attributes)
-				}
-				if ev.Time.Before(sp.StartTime()) || ev.Time.After(sp.EndTime()) {
-					t.Errorf("event %q at %v, outside its span", ev.Name, ev.Time)
-				}
-				got = append(got, fn.AsString())
+			if len(sp.Events()) != 0 {
+				t.Errorf("plugin.call has %d events, want none", len(sp.Events()))
 			}
-			if !slices.Equal(got, tt.events) {
-				t.Errorf("host-call events %v, want %v", got, tt.events)
+			var got []hostCall
+			for _, hs := range spans[:len(spans)-1] {
+				ha := attribute.NewSet(hs.Attributes()...)
+				fn, _ := ha.Value("corral.host.function")
+				outcome, _ := ha.Value("corral.host.outcome")
+				if hs.Name() != "host."+fn.AsString() || ha.Len() != 2 {
+					t.Errorf("span %q with %v: want host.FUNCTION with the function and its outcome only", hs.Name(), hs.Attributes())
+				}
+				if hs.Parent().SpanID() != sp.SpanContext().SpanID() || hs.SpanContext().TraceID() != sp.SpanContext().TraceID() {
+					t.Errorf("span %q is not a child of plugin.call", hs.Name())
+				}
+				if hs.StartTime().Before(sp.StartTime()) || hs.EndTime().After(sp.EndTime()) {
+					t.Errorf("span %q from %v to %v, outside its parent", hs.Name(), hs.StartTime(), hs.EndTime())
+				}
+				if want := map[bool]codes.Code{true: codes.Error, false: codes.Unset}[outcome.AsString() == "trap"]; hs.Status().Code != want {
+					t.Errorf("span %q status %v, want %v", hs.Name(), hs.Status().Code, want)
+				}
+				got = append(got, hostCall{fn.AsString(), outcome.AsString()})
+			}
+			if !slices.Equal(got, tt.hostCalls) {
+				t.Errorf("host calls %v, want %v", got, tt.hostCalls)
 			}
 		})
 	}

@@ -29,7 +29,7 @@ const (
 	InstanceWait    = attribute.Key("corral.plugin.instance_wait_us") // the wait for a pooled instance, µs
 	GuestTime       = attribute.Key("corral.plugin.guest_us")         // the guest's run, µs
 	HostFunc        = attribute.Key("corral.host.function")
-	HostTime        = attribute.Key("corral.host.duration_us") // one host call, µs
+	HostOutcome     = attribute.Key("corral.host.outcome") // ok, the errno's name (denied, not_found, …) or trap
 )
 
 // Tracer starts spans from the global TracerProvider as it is when each
