@@ -115,7 +115,10 @@ type EngineConfig struct {
 // must stop a running call when its context is done and must make host
 // functions see the context passed to Call or Instantiate.
 type Engine interface {
-	Compile(ctx context.Context, wasm []byte) (CompiledModule, error)
+	// Compile validates and compiles wasm, whose sha256 (hex) is digest;
+	// an engine may key what it caches by digest, and caches nothing when
+	// it is empty.
+	Compile(ctx context.Context, wasm []byte, digest string) (CompiledModule, error)
 	Close(ctx context.Context) error
 }
 

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"sync"
@@ -29,9 +30,18 @@ type backend interface {
 	Close(ctx context.Context) error
 }
 
-// backendFactory creates a backend whose compilation cache lives in
-// cacheDir (in memory when empty).
-type backendFactory func(cacheDir string) (backend, error)
+// backendConfig is what a backend is created with.
+type backendConfig struct {
+	// CacheDir holds the compilation cache; "" keeps it in memory.
+	CacheDir string
+	// Host returns the corral binary's sha256 (hex), "" when it is
+	// unknown: what a backend caches beside compiled code is keyed by it.
+	Host func() string
+	Log  *slog.Logger
+}
+
+// backendFactory creates a backend.
+type backendFactory func(cfg backendConfig) (backend, error)
 
 var (
 	factoriesMu sync.Mutex

@@ -35,7 +35,7 @@ const epochTick = time.Millisecond
 const noDeadlineTicks = 1 << 40
 
 func init() {
-	registerEngine(EngineWasmtime, func(cacheDir string) (backend, error) { return newWasmtimeBackend(cacheDir) })
+	registerEngine(EngineWasmtime, func(cfg backendConfig) (backend, error) { return newWasmtimeBackend(cfg.CacheDir) })
 }
 
 // wasmtimeBackend creates wasmtime engines. Memory limits are per store in
@@ -345,7 +345,7 @@ func (e *wasmtimeEngine) use() (done func(), err error) {
 	return e.mu.RUnlock, nil
 }
 
-func (e *wasmtimeEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
+func (e *wasmtimeEngine) Compile(ctx context.Context, wasm []byte, _ string) (CompiledModule, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -19,20 +19,23 @@ import (
 )
 
 func init() {
-	registerEngine(EngineWazero, func(cacheDir string) (backend, error) { return newWazeroBackend(cacheDir) })
+	registerEngine(EngineWazero, func(cfg backendConfig) (backend, error) { return newWazeroBackend(cfg) })
 }
 
 // wazeroBackend creates wazero engines that share one compilation cache,
 // so a module compiled for one memory limit is not compiled again for
-// another, and a file-backed cache survives restarts.
+// another, and a file-backed cache survives restarts, with the rewritten
+// modules it was compiled from (engine_wazero_cache.go).
 type wazeroBackend struct {
-	cache wazero.CompilationCache
-	dir   string // the cache directory, "" in memory
+	cache   wazero.CompilationCache
+	dir     string // the cache directory, "" in memory
+	rewrite rewriteCache
 }
 
 // newWazeroBackend returns a backend whose compilation cache lives in
-// cacheDir (created 0700), or in memory when cacheDir is empty.
-func newWazeroBackend(cacheDir string) (*wazeroBackend, error) {
+// cfg.CacheDir (created 0700), or in memory when it is empty.
+func newWazeroBackend(cfg backendConfig) (*wazeroBackend, error) {
+	cacheDir := cfg.CacheDir
 	if cacheDir == "" {
 		return &wazeroBackend{cache: wazero.NewCompilationCache()}, nil
 	}
@@ -48,7 +51,8 @@ func newWazeroBackend(cacheDir string) (*wazeroBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin: cache dir: %w", err)
 	}
-	return &wazeroBackend{cache: c, dir: cacheDir}, nil
+	rw := rewriteCache{dir: filepath.Join(cacheDir, "interrupt"), host: cfg.Host, log: cfg.Log}
+	return &wazeroBackend{cache: c, dir: cacheDir, rewrite: rw}, nil
 }
 
 func (b *wazeroBackend) NewEngine(ctx context.Context, cfg EngineConfig) (Engine, error) {
@@ -95,12 +99,16 @@ type wazeroEngine struct {
 	rc wazero.RuntimeConfig // r's, to compile as r does
 }
 
-func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule, error) {
+func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, digest string) (CompiledModule, error) {
 	// The rewrite's decoder is the first gate: wazero never sees a module
-	// it refused (nor allocates what a forged count announces).
-	instrumented, _, err := interrupt.Instrument(wasm)
-	if err != nil {
-		return nil, err
+	// it refused (nor allocates what a forged count announces). A cached
+	// rewrite passed it when it was made.
+	instrumented, cached := e.b.rewrite.get(digest)
+	if !cached {
+		var err error
+		if instrumented, _, err = interrupt.Instrument(wasm); err != nil {
+			return nil, err
+		}
 	}
 	cm, err := e.r.CompileModule(ctx, instrumented)
 	if err != nil && e.b.dir != "" {
@@ -122,6 +130,9 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte) (CompiledModule
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !cached { // only what wazero accepts takes room on disk
+		e.b.rewrite.put(digest, instrumented)
 	}
 	return &wazeroModule{r: e.r, cm: cm}, nil
 }

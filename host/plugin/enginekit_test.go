@@ -157,7 +157,7 @@ func kitEngineInterface(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := f("")
+	b, err := f(backendConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func kitEngineInterface(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(ctx)
-	cm, err := e.Compile(ctx, []byte(engineProbe))
+	cm, err := e.Compile(ctx, []byte(engineProbe), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,31 +144,35 @@ func TestWakeOnce(t *testing.T) {
 }
 
 // TestWakeRefusesAReplacedFile: a plugin whose file was replaced while it
-// slept does not wake up with the new bytes; it stays asleep, and wakes
-// once its own bytes are back.
+// slept does not wake up with the new bytes, nor, from the caches, with
+// the old ones; it stays asleep, and wakes once its own bytes are back.
 func TestWakeRefusesAReplacedFile(t *testing.T) {
-	e := newEnv(t, RuntimeConfig{})
-	p, path := loadSleepy(t, e, Config{})
-	asleep(t, p, 1)
-	good, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	for name, cacheDir := range map[string]string{"no cache": "", "caches": t.TempDir()} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, RuntimeConfig{CacheDir: cacheDir})
+			p, path := loadSleepy(t, e, Config{})
+			asleep(t, p, 1)
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, fixture(t, "caps"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err = invoke(p, context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`))
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Class != ClassInstantiate || !strings.Contains(err.Error(), "changed since it was loaded") {
+				t.Fatalf("call after the file was replaced: %v, want an instantiate failure naming the change", err)
+			}
+			if got := p.Life(); got != LifeSleeping {
+				t.Errorf("after a failed wake-up the plugin is %s, want sleeping", got)
+			}
+			if err := os.WriteFile(path, good, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			readGood(t, p)
+		})
 	}
-	if err := os.WriteFile(path, fixture(t, "caps"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = invoke(p, context.Background(), abi.OpReadResource, []byte(`{"uri":"good://hello","principal":{"id":"t"}}`))
-	var pe *Error
-	if !errors.As(err, &pe) || pe.Class != ClassInstantiate || !strings.Contains(err.Error(), "changed since it was loaded") {
-		t.Fatalf("call after the file was replaced: %v, want an instantiate failure naming the change", err)
-	}
-	if got := p.Life(); got != LifeSleeping {
-		t.Errorf("after a failed wake-up the plugin is %s, want sleeping", got)
-	}
-	if err := os.WriteFile(path, good, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	readGood(t, p)
 }
 
 // TestDeferredWhileAsleep: a call that may be answered without the plugin

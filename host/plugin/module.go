@@ -148,7 +148,7 @@ func (r *Runtime) acquireCode(ctx context.Context, k engineKey, digest string, r
 	r.code[ck] = c
 	r.mu.Unlock()
 
-	cm, err := r.compileCode(ctx, k, read)
+	cm, err := r.compileCode(ctx, k, digest, read)
 	r.mu.Lock()
 	c.cm, c.err = cm, err
 	if err != nil && r.code[ck] == c {
@@ -159,7 +159,7 @@ func (r *Runtime) acquireCode(ctx context.Context, k engineKey, digest string, r
 	return cm, err
 }
 
-func (r *Runtime) compileCode(ctx context.Context, k engineKey, read func() ([]byte, error)) (CompiledModule, error) {
+func (r *Runtime) compileCode(ctx context.Context, k engineKey, digest string, read func() ([]byte, error)) (CompiledModule, error) {
 	wasm, err := read()
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func (r *Runtime) compileCode(ctx context.Context, k engineKey, read func() ([]b
 		return nil, fmt.Errorf("%w: %w", ErrHost, err)
 	}
 	r.compiles.Add(1)
-	cm, err := e.Compile(ctx, wasm)
+	cm, err := e.Compile(ctx, wasm, digest)
 	if err != nil {
 		// Callers name the step: the registry's log says "compile:" once.
 		return nil, firstLine(err)

@@ -112,10 +112,6 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := f(cfg.CacheDir)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.NotifyQueue <= 0 {
 		cfg.NotifyQueue = 1024
 	}
@@ -128,7 +124,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 		log:        cfg.Logger,
 		obs:        cfg.Observer,
 		engineName: cfg.Engine,
-		backends:   map[string]backend{cfg.Engine: b},
+		backends:   make(map[string]backend),
 		engines:    make(map[engineKey]Engine),
 		code:       make(map[codeKey]*compiled),
 		stores:     make(map[string]*sharedStore),
@@ -141,6 +137,11 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if r.obs == nil {
 		r.obs = nopObserver{}
 	}
+	b, err := f(r.backendConfig())
+	if err != nil {
+		return nil, err
+	}
+	r.backends[cfg.Engine] = b
 	r.funcs = hostFuncs()
 	go r.deliverNotifications()
 	return r, nil
@@ -197,7 +198,7 @@ func (r *Runtime) engine(ctx context.Context, k engineKey) (Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		if b, err = f(r.cfg.CacheDir); err != nil {
+		if b, err = f(r.backendConfig()); err != nil {
 			return nil, err
 		}
 		r.backends[k.name] = b
@@ -213,6 +214,11 @@ func (r *Runtime) engine(ctx context.Context, k engineKey) (Engine, error) {
 	}
 	r.engines[k] = e
 	return e, nil
+}
+
+// backendConfig is what the runtime's backends are created with.
+func (r *Runtime) backendConfig() backendConfig {
+	return backendConfig{CacheDir: r.cfg.CacheDir, Host: r.hostDigest, Log: r.log}
 }
 
 // Close closes every engine (and so every instance and compiled module)
