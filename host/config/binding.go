@@ -131,15 +131,16 @@ func (b *Bindings) BoundName(path, digest string) string {
 // ProbeSettings returns the settings under which a file is first
 // instantiated, to run its initialization and describe it, before its
 // manifest names the plugin: those of bound, the plugin the configuration
-// binds to the file (Bindings.BoundName), else, when bound is "",
-// DefaultPlugin with the largest timeout and memory any plugin entry sets,
+// binds to the file (Bindings.BoundName), else, when bound is "", the
+// settings of a plugin with no entry with the largest timeout and memory
+// any plugin entry sets,
 // so that no configured plugin fails to start under a budget smaller than
 // its own. Grants do not apply to that first instance.
 func (c *Config) ProbeSettings(bound string) Plugin {
 	if bound != "" {
 		return c.PluginSettings(bound)
 	}
-	p := DefaultPlugin()
+	p := c.defaultPlugin()
 	for _, e := range c.Plugin {
 		p.Limits.Timeout = max(p.Limits.Timeout, e.Limits.Timeout)
 		p.Limits.MemoryPages = max(p.Limits.MemoryPages, e.Limits.MemoryPages)

@@ -175,6 +175,10 @@ type Plugins struct {
 	Lock string `koanf:"lock"`
 	// OCI configures registry access.
 	OCI OCI `koanf:"oci"`
+	// Limits are the limits of every plugin, key by key, where its entry
+	// (plugin.<name>.limits) sets none: one setting for a fleet instead
+	// of an entry per plugin.
+	Limits Limits `koanf:"limits"`
 }
 
 // Compile bounds what one plugin file may cost to compile. A zero value
@@ -289,19 +293,31 @@ var defaultLimits = Limits{
 }
 
 // DefaultPlugin returns the settings of a plugin with no configuration
-// entry: enabled, run by the server's engine (plugins.engine), with
-// default limits and no grants.
+// entry under the built-in defaults: enabled, run by the server's engine
+// (plugins.engine), with the default limits and no grants.
+// Config.PluginSettings gives plugins.limits in place of those limits.
 func DefaultPlugin() Plugin {
 	return Plugin{Enabled: true, Grants: Grants{KVQuota: defaultKVQuota}, Limits: defaultLimits}
 }
 
 // PluginSettings returns the settings for the plugin named name: its entry,
-// or DefaultPlugin when it has none.
+// or, when it has none, DefaultPlugin with the limits of plugins.limits.
 func (c *Config) PluginSettings(name string) Plugin {
 	if p, ok := c.Plugin[name]; ok {
 		return p
 	}
-	return DefaultPlugin()
+	return c.defaultPlugin()
+}
+
+// defaultPlugin returns the settings of a plugin with no entry. A Config
+// not made by Load has zero Plugins.Limits (which no file can set: a zero
+// limits.timeout is refused) and gives the built-in limits.
+func (c *Config) defaultPlugin() Plugin {
+	p := DefaultPlugin()
+	if c.Plugins.Limits != (Limits{}) {
+		p.Limits = c.Plugins.Limits
+	}
+	return p
 }
 
 // Equal reports whether two plugin settings are the same.
@@ -351,6 +367,9 @@ func defaults() map[string]any {
 		"http.maxSessions":          1024,
 		"http.maxSessionsPerClient": 64,
 	}
+	for key, v := range limitDefaults() {
+		m["plugins.limits."+key] = v
+	}
 	authDefaults(m)
 	keysDefaults(m)
 	clusterDefaults(m)
@@ -371,24 +390,21 @@ func defaultCacheDir() string {
 	return filepath.Join(dir, "corral")
 }
 
-// pluginDefaults returns the defaults of one plugin entry as a koanf map
-// below "plugin.<name>.".
-func pluginDefaults() map[string]any {
+// limitDefaults returns the built-in limits as a koanf map below
+// "limits." (of plugins.limits and of every plugin entry).
+func limitDefaults() map[string]any {
 	return map[string]any{
-		"enabled":                 defaultPluginEnabled,
-		"engine":                  "",
-		"grants.kvQuota":          defaultKVQuota,
-		"limits.timeout":          defaultLimits.Timeout.String(),
-		"limits.memoryPages":      defaultLimits.MemoryPages,
-		"limits.instances":        defaultLimits.Instances,
-		"limits.idleTimeout":      defaultLimits.IdleTimeout.String(),
-		"limits.sleepAfter":       defaultLimits.SleepAfter.String(),
-		"limits.maxRequestBytes":  defaultLimits.MaxRequestBytes,
-		"limits.maxResponseBytes": defaultLimits.MaxResponseBytes,
-		"limits.quarantineAfter":  defaultLimits.QuarantineAfter,
+		"timeout":          defaultLimits.Timeout.String(),
+		"memoryPages":      defaultLimits.MemoryPages,
+		"instances":        defaultLimits.Instances,
+		"idleTimeout":      defaultLimits.IdleTimeout.String(),
+		"sleepAfter":       defaultLimits.SleepAfter.String(),
+		"maxRequestBytes":  defaultLimits.MaxRequestBytes,
+		"maxResponseBytes": defaultLimits.MaxResponseBytes,
+		"quarantineAfter":  defaultLimits.QuarantineAfter,
 
-		"limits.httpMaxHeaders":     defaultLimits.HTTPMaxHeaders,
-		"limits.httpMaxHeaderBytes": defaultLimits.HTTPMaxHeaderBytes,
+		"httpMaxHeaders":     defaultLimits.HTTPMaxHeaders,
+		"httpMaxHeaderBytes": defaultLimits.HTTPMaxHeaderBytes,
 	}
 }
 
@@ -442,7 +458,8 @@ func RestartKeys(old, new *Config) []string {
 }
 
 // ReloadKeys returns the keys whose values differ between old and new and
-// that apply at once: log.level and per-plugin settings (as "plugin.<name>").
+// that apply at once: log.level, plugins.limits and per-plugin settings
+// (as "plugin.<name>").
 func ReloadKeys(old, new *Config) []string {
 	var keys []string
 	if old.Log.Level != new.Log.Level {
@@ -453,6 +470,9 @@ func ReloadKeys(old, new *Config) []string {
 	}
 	if !old.Plugins.Trust.Equal(new.Plugins.Trust) {
 		keys = append(keys, "plugins.trust")
+	}
+	if old.Plugins.Limits != new.Plugins.Limits {
+		keys = append(keys, "plugins.limits")
 	}
 	names := slices.Sorted(maps.Keys(old.Plugin))
 	for _, n := range slices.Sorted(maps.Keys(new.Plugin)) {
@@ -477,6 +497,7 @@ func applyReloadable(old, new *Config) *Config {
 	c.Keys = new.Keys
 	c.Catalog.CursorKey = new.Catalog.CursorKey // the deprecated alias of keys.secret
 	c.Plugins.Trust = new.Plugins.Trust
+	c.Plugins.Limits = new.Plugins.Limits
 	c.Plugin = new.Plugin
 	return &c
 }

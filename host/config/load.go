@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,22 +81,6 @@ func Load(src Source) (*Config, error) {
 		}
 		resolvePaths(fk, cfg.Dir)
 		errs = append(errs, resolveSecrets(fk, cfg.Dir, environOf(src), o, secrets)...)
-		// Every entry's defaults in one merge: a merge costs the size of
-		// the whole configuration, so one per entry grows with the square
-		// of the entries (minutes at 10,000).
-		defs := map[string]any{}
-		for _, name := range fk.MapKeys("plugin") {
-			for key, v := range pluginDefaults() {
-				defs["plugin."+name+"."+key] = v
-			}
-		}
-		pd := koanf.New(".")
-		if err := pd.Load(confmap.Provider(defs, "."), nil); err != nil {
-			return nil, fmt.Errorf("config: plugin defaults: %w", err)
-		}
-		if err := k.Merge(pd); err != nil {
-			return nil, fmt.Errorf("config: plugin defaults: %w", err)
-		}
 		if err := k.Merge(fk); err != nil {
 			return nil, o.errorf("", "%v", err)
 		}
@@ -155,6 +140,11 @@ func Load(src Source) (*Config, error) {
 			return nil, errors.Join(append(errs, o.errorf("", "%v", err))...)
 		}
 		for _, p := range ps {
+			if !k.Exists(p.key) {
+				// A value an entry took from plugins.limits: reported
+				// once, at that key.
+				continue
+			}
 			failed[p.key] = true
 			errs = append(errs, o.errorf(p.key, "%s", p.msg))
 			k.Delete(p.key)
@@ -212,19 +202,81 @@ func loadFile(path string) (*koanf.Koanf, error) {
 }
 
 // decode unmarshals the merged tree into cfg, failing on values of the
-// wrong type.
+// wrong type. Every plugin entry takes the values it leaves out
+// (fillEntries) on the way, in the copy being decoded rather than in k,
+// where a merge costs the size of the whole configuration.
 func decode(k *koanf.Koanf, cfg *Config) error {
-	return k.UnmarshalWithConf("", cfg, koanf.UnmarshalConf{
-		DecoderConfig: &mapstructure.DecoderConfig{
-			DecodeHook: mapstructure.ComposeDecodeHookFunc(
-				mapstructure.StringToTimeDurationHookFunc(),
-				stringToSliceHook,
-			),
-			WeaklyTypedInput: true,
-			TagName:          "koanf",
-			Result:           cfg,
-		},
+	tree := k.Raw()
+	fillEntries(tree)
+	d, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			stringToSliceHook,
+		),
+		WeaklyTypedInput: true,
+		TagName:          "koanf",
+		Result:           cfg,
 	})
+	if err != nil {
+		return err
+	}
+	return d.Decode(tree)
+}
+
+// fillEntries gives every plugin entry of tree (a configuration as nested
+// maps) the keys it leaves out: enabled, engine and grants.kvQuota their
+// built-in defaults, every limit the value of plugins.limits (the built-in
+// one where that was dropped for being of the wrong type).
+func fillEntries(tree map[string]any) {
+	entries, _ := tree["plugin"].(map[string]any)
+	if len(entries) == 0 {
+		return
+	}
+	limits := limitDefaults()
+	if plugins, ok := tree["plugins"].(map[string]any); ok {
+		if l, ok := plugins["limits"].(map[string]any); ok {
+			maps.Copy(limits, l)
+		}
+	}
+	for name, e := range entries {
+		if e == nil {
+			e = map[string]any{} // an entry with no keys
+			entries[name] = e
+		}
+		entry, ok := e.(map[string]any)
+		if !ok {
+			continue // not a table: the decode reports it
+		}
+		setDefaults(entry, map[string]any{"enabled": defaultPluginEnabled, "engine": ""})
+		if g := subTree(entry, "grants"); g != nil {
+			setDefaults(g, map[string]any{"kvQuota": defaultKVQuota})
+		}
+		if l := subTree(entry, "limits"); l != nil {
+			setDefaults(l, limits)
+		}
+	}
+}
+
+// subTree returns the table at m[key], a new one when there is none, nil
+// when the value is not a table.
+func subTree(m map[string]any, key string) map[string]any {
+	v, ok := m[key]
+	if !ok || v == nil {
+		t := map[string]any{}
+		m[key] = t
+		return t
+	}
+	t, _ := v.(map[string]any)
+	return t
+}
+
+// setDefaults sets every key of defs that m lacks.
+func setDefaults(m, defs map[string]any) {
+	for key, v := range defs {
+		if _, ok := m[key]; !ok {
+			m[key] = v
+		}
+	}
 }
 
 // stringToSliceHook lets a single string stand for a one-element list.
@@ -266,6 +318,10 @@ var schema = []string{
 	"plugins.dir", "plugins.dataDir", "plugins.cacheDir", "plugins.engine", "plugins.debounce", "plugins.rescan",
 	"plugins.compile.maxFileBytes", "plugins.compile.maxFunctions", "plugins.compile.maxFunctionBytes",
 	"plugins.compile.maxNesting", "plugins.compile.maxLocals", "plugins.compile.timeout", "plugins.compile.workers",
+	"plugins.limits.timeout", "plugins.limits.memoryPages", "plugins.limits.instances", "plugins.limits.idleTimeout", "plugins.limits.sleepAfter",
+	"plugins.limits.maxRequestBytes", "plugins.limits.maxResponseBytes",
+	"plugins.limits.quarantineAfter",
+	"plugins.limits.httpMaxHeaders", "plugins.limits.httpMaxHeaderBytes",
 	"plugin.*.enabled", "plugin.*.file", "plugin.*.sha256", "plugin.*.engine",
 	"plugin.*.grants.log", "plugin.*.grants.notify", "plugin.*.grants.kv", "plugin.*.grants.kvQuota",
 	"plugin.*.grants.files", "plugin.*.grants.http.hosts", "plugin.*.grants.http.allowPrivate",

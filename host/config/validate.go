@@ -149,6 +149,7 @@ func validate(cfg *Config) []problem {
 		}
 	}
 	validateTrust("plugins.trust", cfg.Plugins.Trust, bad)
+	validateLimits("plugins.limits.", cfg.Plugins.Limits, nil, bad)
 	files := map[string]string{} // plugin.<name>.file → name
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugin)) {
 		p := cfg.Plugin[name]
@@ -192,41 +193,55 @@ func validate(cfg *Config) []problem {
 				bad(pre+"grants.http.hosts", "want a host, host:port or *.domain (api.example.com, api.example.com:8443, *.example.com, 203.0.113.7, [2001:db8::1]:443), got %q", h)
 			}
 		}
-		l := p.Limits
-		if l.Timeout <= 0 || l.Timeout > 10*time.Minute {
-			bad(pre+"limits.timeout", "must be between 1ns and 10m, got %v", l.Timeout)
-		}
-		if l.MemoryPages < 64 || l.MemoryPages > 65536 {
-			bad(pre+"limits.memoryPages", "must be between 64 and 65536 (a Go guest needs at least 64), got %d", l.MemoryPages)
-		}
-		if l.Instances < 1 || l.Instances > 256 {
-			bad(pre+"limits.instances", "must be between 1 and 256, got %d", l.Instances)
-		}
-		if l.IdleTimeout < 0 || l.IdleTimeout > 24*time.Hour {
-			bad(pre+"limits.idleTimeout", "must be between 0 (never close idle instances) and 24h, got %v", l.IdleTimeout)
-		}
-		if l.SleepAfter < 0 || l.SleepAfter > 24*time.Hour {
-			bad(pre+"limits.sleepAfter", "must be between 0 (never sleep) and 24h, got %v", l.SleepAfter)
-		}
-		if l.MaxRequestBytes < 1 || l.MaxRequestBytes > 64<<20 {
-			bad(pre+"limits.maxRequestBytes", "must be between 1 and 67108864, got %d", l.MaxRequestBytes)
-		}
-		if l.MaxResponseBytes < 1 || l.MaxResponseBytes > 256<<20 {
-			bad(pre+"limits.maxResponseBytes", "must be between 1 and 268435456, got %d", l.MaxResponseBytes)
-		}
-		if l.QuarantineAfter < 0 {
-			bad(pre+"limits.quarantineAfter", "must not be negative, got %d", l.QuarantineAfter)
-		}
-		if l.HTTPMaxHeaders < 1 || l.HTTPMaxHeaders > 10000 {
-			bad(pre+"limits.httpMaxHeaders", "must be between 1 and 10000, got %d", l.HTTPMaxHeaders)
-		}
-		if l.HTTPMaxHeaderBytes < 1 || l.HTTPMaxHeaderBytes > 1<<20 {
-			bad(pre+"limits.httpMaxHeaderBytes", "must be between 1 and 1048576, got %d", l.HTTPMaxHeaderBytes)
-		}
+		validateLimits(pre+"limits.", p.Limits, &cfg.Plugins.Limits, bad)
 		cfg.Plugin[name] = p
 	}
 	validateAuth(cfg, bad)
 	validateOps(cfg, bad)
 	validateTasks(cfg, bad)
 	return ps
+}
+
+// limitChecks bound every key of Limits, by its name below limits.
+var limitChecks = []struct {
+	key   string
+	value func(Limits) any
+	ok    func(Limits) bool
+	want  string // what the value must be
+}{
+	{"timeout", func(l Limits) any { return l.Timeout }, func(l Limits) bool { return l.Timeout > 0 && l.Timeout <= 10*time.Minute },
+		"must be between 1ns and 10m"},
+	{"memoryPages", func(l Limits) any { return l.MemoryPages }, func(l Limits) bool { return l.MemoryPages >= 64 && l.MemoryPages <= 65536 },
+		"must be between 64 and 65536 (a Go guest needs at least 64)"},
+	{"instances", func(l Limits) any { return l.Instances }, func(l Limits) bool { return l.Instances >= 1 && l.Instances <= 256 },
+		"must be between 1 and 256"},
+	{"idleTimeout", func(l Limits) any { return l.IdleTimeout }, func(l Limits) bool { return l.IdleTimeout >= 0 && l.IdleTimeout <= 24*time.Hour },
+		"must be between 0 (never close idle instances) and 24h"},
+	{"sleepAfter", func(l Limits) any { return l.SleepAfter }, func(l Limits) bool { return l.SleepAfter >= 0 && l.SleepAfter <= 24*time.Hour },
+		"must be between 0 (never sleep) and 24h"},
+	{"maxRequestBytes", func(l Limits) any { return l.MaxRequestBytes }, func(l Limits) bool { return l.MaxRequestBytes >= 1 && l.MaxRequestBytes <= 64<<20 },
+		"must be between 1 and 67108864"},
+	{"maxResponseBytes", func(l Limits) any { return l.MaxResponseBytes }, func(l Limits) bool { return l.MaxResponseBytes >= 1 && l.MaxResponseBytes <= 256<<20 },
+		"must be between 1 and 268435456"},
+	{"quarantineAfter", func(l Limits) any { return l.QuarantineAfter }, func(l Limits) bool { return l.QuarantineAfter >= 0 },
+		"must not be negative"},
+	{"httpMaxHeaders", func(l Limits) any { return l.HTTPMaxHeaders }, func(l Limits) bool { return l.HTTPMaxHeaders >= 1 && l.HTTPMaxHeaders <= 10000 },
+		"must be between 1 and 10000"},
+	{"httpMaxHeaderBytes", func(l Limits) any { return l.HTTPMaxHeaderBytes }, func(l Limits) bool { return l.HTTPMaxHeaderBytes >= 1 && l.HTTPMaxHeaderBytes <= 1<<20 },
+		"must be between 1 and 1048576"},
+}
+
+// validateLimits reports every limit of l out of its bounds, as the key
+// pre+name. A limit equal to inherited's (plugins.limits, for an entry)
+// is left to the check of that one: an entry that sets nothing must not
+// repeat a problem of plugins.limits once per plugin.
+func validateLimits(pre string, l Limits, inherited *Limits, bad func(key, format string, args ...any)) {
+	for _, c := range limitChecks {
+		if inherited != nil && c.value(l) == c.value(*inherited) {
+			continue
+		}
+		if !c.ok(l) {
+			bad(pre+c.key, "%s, got %v", c.want, c.value(l))
+		}
+	}
 }

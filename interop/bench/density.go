@@ -72,6 +72,7 @@ type densityResult struct {
 	n        int
 	pages    int
 	canSleep bool // the binary has limits.sleepAfter
+	entries  bool // every plugin's sleepAfter was an entry of its own, not plugins.limits
 
 	f50, l50, baseF50, baseL50 []time.Duration // one per repetition
 	cold, warm                 time.Duration
@@ -98,23 +99,38 @@ func engineBinary(o options, engine string) (string, error) {
 // sleepSupported reports whether bin knows plugin.<name>.limits.sleepAfter
 // (a plugin life cycle with sleeping plugins).
 func sleepSupported(ctx context.Context, o options, bin string) bool {
+	return configAccepted(ctx, o, bin, "plugin:\n  probe:\n    limits:\n      sleepAfter: 1s\n")
+}
+
+// fleetSupported reports whether bin knows plugins.limits.sleepAfter (one
+// key for every plugin).
+func fleetSupported(ctx context.Context, o options, bin string) bool {
+	return configAccepted(ctx, o, bin, "plugins:\n  limits:\n    sleepAfter: 1s\n")
+}
+
+// configAccepted reports whether bin's config check accepts body.
+func configAccepted(ctx context.Context, o options, bin, body string) bool {
 	cfg := filepath.Join(o.out, "sleep-probe.yaml")
-	if err := os.WriteFile(cfg, []byte("plugin:\n  probe:\n    limits:\n      sleepAfter: 1s\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(body), 0o644); err != nil {
 		return false
 	}
 	return exec.CommandContext(ctx, bin, "config", "check", cfg).Run() == nil
 }
 
 // densityConfig writes the config of a fleet: its engine, its cache and,
-// when the binary has sleeping plugins, every plugin's sleepAfter.
-func densityConfig(path, dir, cache, engine string, names []string, sleepAfter time.Duration) error {
+// when sleepAfter is set, every plugin's limits.sleepAfter: one
+// plugins.limits key, or with entries an entry per plugin.
+func densityConfig(path, dir, cache, engine string, names []string, sleepAfter time.Duration, entries bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "log:\n  level: warn\nplugins:\n  dir: %s\n  cacheDir: %s\n  engine: %s\n", dir, cache, engine)
-	if sleepAfter > 0 {
+	switch {
+	case sleepAfter > 0 && entries:
 		b.WriteString("plugin:\n")
 		for _, n := range names {
 			fmt.Fprintf(&b, "  %s:\n    limits:\n      sleepAfter: %s\n", n, sleepAfter)
 		}
+	case sleepAfter > 0:
+		fmt.Fprintf(&b, "  limits:\n    sleepAfter: %s\n", sleepAfter)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -124,7 +140,7 @@ func densityConfig(path, dir, cache, engine string, names []string, sleepAfter t
 
 // startDensity writes n plugins of kind and serves them with bin, the
 // compilation cache in cache (wiped first when cold).
-func startDensity(ctx context.Context, o options, engine, bin string, kind densityKind, n int, cache string, cold bool, sleepAfter time.Duration) (*densityServer, bool, error) {
+func startDensity(ctx context.Context, o options, engine, bin string, kind densityKind, n int, cache string, cold bool, sleepAfter time.Duration, entries bool) (*densityServer, bool, error) {
 	tag := fmt.Sprintf("density-%s-%s-%d", engine, kind.name, n)
 	// The plugin files are the same for every engine: one copy on disk.
 	dir := filepath.Join(o.out, fmt.Sprintf("density-%s-%d", kind.name, n))
@@ -137,15 +153,15 @@ func startDensity(ctx context.Context, o options, engine, bin string, kind densi
 			return nil, false, fmt.Errorf("cache: %w", err)
 		}
 	}
-	entries, _ := os.ReadDir(cache)
+	cached, _ := os.ReadDir(cache)
 	s := &densityServer{names: names, docs: docs, cfg: filepath.Join(o.out, tag+".yaml"), cache: cache, bin: bin}
-	if err := densityConfig(s.cfg, dir, cache, engine, names, sleepAfter); err != nil {
+	if err := densityConfig(s.cfg, dir, cache, engine, names, sleepAfter, entries); err != nil {
 		return nil, false, err
 	}
 	if err := s.start(ctx, o, tag); err != nil {
 		return nil, false, err
 	}
-	return s, len(entries) == 0, nil
+	return s, len(cached) == 0, nil
 }
 
 // start runs the server and records its time to ready.
@@ -194,18 +210,21 @@ func measureDensity(ctx context.Context, o options, engine string, kind densityK
 	if canSleep {
 		sleepAfter = o.sleepAfter
 	}
-	r := &densityResult{engine: engine, kind: kind, n: n, canSleep: canSleep}
+	// One plugins.limits key when the binary has it, unless -entries asks
+	// for an entry per plugin (what a configuration of n entries costs).
+	entries := o.entries || !fleetSupported(ctx, o, bin)
+	r := &densityResult{engine: engine, kind: kind, n: n, canSleep: canSleep, entries: entries && sleepAfter > 0}
 	// The one-plugin server has its own cache; the big one's is wiped for
 	// small plugins (cheap to compile) and kept between runs for Go guests
 	// unless -cold says otherwise (1,000 of them take minutes to compile).
 	baseCache := filepath.Join(o.out, "cache-density-"+engine+"-"+kind.name+"-1")
-	base, _, err := startDensity(ctx, o, engine, bin, kind, 1, baseCache, false, sleepAfter)
+	base, _, err := startDensity(ctx, o, engine, bin, kind, 1, baseCache, false, sleepAfter, entries)
 	if err != nil {
 		return nil, err
 	}
 	defer base.p.stop()
 	cache := filepath.Join(o.out, "cache-density-"+engine+"-"+kind.name)
-	big, coldCache, err := startDensity(ctx, o, engine, bin, kind, n, cache, kind.name == "small" || o.cold, sleepAfter)
+	big, coldCache, err := startDensity(ctx, o, engine, bin, kind, n, cache, kind.name == "small" || o.cold, sleepAfter, entries)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +369,11 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 			wake = fmt.Sprintf("%s / %s (%d plugins)", fmtDur(percentile(r.wake, 0.5)), fmtDur(percentile(r.wake, 0.99)), len(r.wake))
 			asleep = true
 		}
-		t.row(r.engine, fmt.Sprintf("%d %s", r.n, r.kind.label), fmt.Sprint(r.pages),
+		label := fmt.Sprintf("%d %s", r.n, r.kind.label)
+		if r.entries {
+			label += ", an entry each"
+		}
+		t.row(r.engine, label, fmt.Sprint(r.pages),
 			ratio(r.f50, r.baseF50), ratio(r.l50, r.baseL50),
 			fmt.Sprintf("%s (%s); %s", fmtMiB(r.idle), fmtMiB(r.idleAnon), fmtKiB(float64(r.idle-r.baseIdle)/float64(r.n-1))),
 			fmtMiB(r.loaded), cold, fmtDur(r.warm),
@@ -362,7 +385,8 @@ func rowDensity(ctx context.Context, o options, t *table) error {
 	}
 	idleAt, wake := "1 s after the page loads (this binary has no `limits.sleepAfter`: every plugin stays hot)", ""
 	if asleep {
-		idleAt = "once every plugin was past its `limits.sleepAfter` (" + o.sleepAfter.String() + ") by 2 s"
+		idleAt = "once every plugin was past its `limits.sleepAfter` (" + o.sleepAfter.String() + ", set by `plugins.limits.sleepAfter`, " +
+			"or by an entry per plugin in the rows that say so) by 2 s"
 		wake = " Before the load, the first call of each of those plugins, asleep, was timed one at a time (for at most " + o.wakeBudget.String() + ", at least 10 plugins)."
 	}
 	t.note(fmt.Sprintf("Each server of N plugins ran beside one of 1 plugin of the same kind (÷ 1 plugin: the ratio of their "+

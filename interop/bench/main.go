@@ -80,6 +80,7 @@ type options struct {
 	densitySmall int
 	cold         bool
 	sleepAfter   time.Duration
+	entries      bool
 	wakeBudget   time.Duration
 }
 
@@ -105,6 +106,7 @@ func run(args []string) error {
 	fs.IntVar(&o.densitySmall, "density-small", 1000, "row 5: small generated plugins")
 	fs.BoolVar(&o.cold, "cold", false, "row 5: wipe the Go guests' compilation cache first (small plugins always start cold)")
 	fs.DurationVar(&o.sleepAfter, "sleep-after", 3*time.Second, "row 5: every plugin's limits.sleepAfter, when the binary has that key")
+	fs.BoolVar(&o.entries, "entries", false, "row 5: set sleepAfter with an entry per plugin (plugin.<name>.limits) instead of one plugins.limits key")
 	fs.DurationVar(&o.wakeBudget, "wake-budget", 30*time.Second, "row 5: time spent timing first calls of sleeping plugins, one at a time (at least 10)")
 	if err := fs.Parse(args); err != nil {
 		return err
