@@ -118,7 +118,7 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 
 	a.metrics = metrics.New(metrics.Options{Build: metrics.BuildInfo{Version: bi.Version, Commit: bi.Commit}, PluginHistograms: cfg.Metrics.PluginHistograms})
 	if cfg.Trace.Exporter != "" {
-		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version})
+		a.parts = append(a.parts, &tracing{cfg: cfg.Trace, version: bi.Version, reg: a.metrics.Registry(), log: a.log})
 		a.log.Info("tracing", "exporter", cfg.Trace.Exporter, "endpoint", cfg.Trace.Endpoint, "sampleRatio", cfg.Trace.SampleRatio, "names", cfg.Trace.Names)
 	}
 	// The notification hub: plugin notify calls, plugin-set swaps and file

@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -102,6 +104,52 @@ exporters:
 	}
 }
 
+// postRead sends a resources/read to s.
+func postRead(s *wireServer, body string) error {
+	req, err := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "resources/read", "Mcp-Name": "test://static-text"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"contents"`) {
+		return fmt.Errorf("read: %d %s", resp.StatusCode, answer)
+	}
+	return nil
+}
+
+// spansAt is corral's count of its sampled spans at stage (ended,
+// exported, failed), from its /metrics.
+func spansAt(t *testing.T, s *wireServer, stage string) int {
+	t.Helper()
+	resp, err := http.Get(s.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	prefix := `corral_trace_spans_total{stage="` + stage + `"} `
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("/metrics: %q", line)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/metrics has no %s…", prefix)
+	return 0
+}
+
 // jaegerSpan is a span as Jaeger's query API returns it.
 type jaegerSpan struct {
 	TraceID       string `json:"traceID"`
@@ -166,7 +214,7 @@ type jaegerTrace struct {
 // traces reads back the traces of service.
 func (j *jaeger) traces(t *testing.T, service string) []jaegerTrace {
 	t.Helper()
-	resp, err := http.Get("http://" + j.query + "/api/traces?limit=100&service=" + service)
+	resp, err := http.Get("http://" + j.query + "/api/traces?limit=1000&service=" + service)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,6 +292,9 @@ trace:
 				time.Sleep(7 * time.Second)
 				if got := j.traces(t, service); len(got) != 0 {
 					t.Fatalf("sample ratio 0 recorded %d traces: a client's sampled flag decided", len(got))
+				}
+				if n := spansAt(t, s, "ended"); n != 0 {
+					t.Errorf("sample ratio 0 sampled %d spans", n)
 				}
 				return
 			}
@@ -342,6 +393,40 @@ trace:
 				}
 				if e, _ := ops["plugin.call"].tag("corral.plugin.engine"); e != "wazero" {
 					t.Errorf("plugin.call's engine = %v", e)
+				}
+			}
+
+			// A burst of reads from 8 clients at once: every span reaches
+			// Jaeger, and corral's own counts agree: none dropped, none
+			// failed.
+			const clients, each = 8, 50
+			var wg sync.WaitGroup
+			for range clients {
+				wg.Go(func() {
+					for range each {
+						if err := postRead(s, read); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			want := 6 + 3 + clients*each*3 // the tool's trace, the read's, the burst's
+			spans := 0
+			for deadline := time.Now().Add(30 * time.Second); spans != want && time.Now().Before(deadline); {
+				time.Sleep(200 * time.Millisecond)
+				spans = 0
+				for _, tr := range j.traces(t, service) {
+					spans += len(tr.Spans)
+				}
+			}
+			if spans != want {
+				t.Errorf("jaeger holds %d spans, want %d", spans, want)
+			}
+			for stage, n := range map[string]int{"ended": want, "exported": want, "failed": 0} {
+				if got := spansAt(t, s, stage); got != n {
+					t.Errorf("corral_trace_spans_total{stage=%q} = %d, want %d", stage, got, n)
 				}
 			}
 		})
