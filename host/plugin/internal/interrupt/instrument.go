@@ -25,8 +25,9 @@
 // removed from the start section and exported as [StartExport], so that
 // the host runs it as an ordinary, interruptible call after instantiation.
 //
-// Only the global, export, start and code sections change; every other
-// section, custom sections included, is copied byte for byte.
+// Only the global, export, start, code and data sections change (the
+// data section's segments are joined where that is safe, data.go); every
+// other section, custom sections included, is copied byte for byte.
 package interrupt
 
 import (
@@ -58,6 +59,9 @@ type Info struct {
 	// Start reports that the module had a start function, now exported as
 	// StartExport.
 	Start bool
+	// Coalesced is the number of data segments joined to the one before
+	// them (data.go).
+	Coalesced int
 	// Shape is what the decoder measured of the original module.
 	Shape Shape
 }
@@ -132,19 +136,20 @@ type section struct {
 type module struct {
 	sections []section
 
-	types         []funcType
-	funcTypes     []uint32 // type index of every function, imports first
-	importedFuncs uint32
-	globals       uint32 // the original count, imports included
-	hasStart      bool
-	hasMemory     bool // imported or defined
-	startDeclared bool // the start function is exported or in an element or constant expression
-	inCode        bool // decoding function bodies, not constant expressions
-	start         uint32
-	check         []byte // the instructions inserted (checkCode)
-	info          Info
-	measure       bool // Measure: decode and measure, write nothing
-	maxDepth      int  // Measure: refuse nesting deeper than this (0: no limit)
+	types          []funcType
+	funcTypes      []uint32 // type index of every function, imports first
+	importedFuncs  uint32
+	globals        uint32 // the original count, imports included
+	hasStart       bool
+	hasMemory      bool // imported or defined
+	memoryImported bool
+	startDeclared  bool // the start function is exported or in an element or constant expression
+	inCode         bool // decoding function bodies, not constant expressions
+	start          uint32
+	check          []byte // the instructions inserted (checkCode)
+	info           Info
+	measure        bool // Measure: decode and measure, write nothing
+	maxDepth       int  // Measure: refuse nesting deeper than this (0: no limit)
 }
 
 // Instrument returns the rewritten module. It refuses a module it cannot
@@ -415,7 +420,7 @@ func (m *module) scanImports(b []byte) error {
 			if err := limits(&r); err != nil {
 				return fmt.Errorf("import %d: %w", i, err)
 			}
-			m.hasMemory = true
+			m.hasMemory, m.memoryImported = true, true
 		case 0x03: // global
 			t, err := r.byte()
 			if err != nil {
@@ -734,6 +739,8 @@ func (m *module) emit(out []byte) ([]byte, error) {
 			sawExport = true
 		case secStart:
 			// Dropped: the function is exported as StartExport.
+		case secData:
+			out = appendSection(out, secData, m.dataSection(s.body))
 		case secCode:
 			m.inCode = true
 			// Written in place behind a 5-byte (padded) size, patched after.

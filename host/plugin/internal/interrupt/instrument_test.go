@@ -442,6 +442,12 @@ func TestRoundTrip(t *testing.T) {
 			if got := exportedGlobals(t, out); got[FlagExport] != info.FlagIndex || len(got) != len(exportedGlobals(t, orig))+1 {
 				t.Errorf("exported globals %v, want the original ones and %s = %d", got, FlagExport, info.FlagIndex)
 			}
+			// Joined data segments write the same memory.
+			if want, ok := dataImage(t, orig); ok {
+				if got, _ := dataImage(t, out); !bytes.Equal(got, want) {
+					t.Errorf("the data segments write another memory (%d segments joined)", info.Coalesced)
+				}
+			}
 		})
 	}
 }
