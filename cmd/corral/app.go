@@ -281,7 +281,8 @@ func (a *App) provision(cfg *config.Config) error {
 			Logger: a.log, ListSkipped: a.metrics.ListSkipped},
 		Debounce: cfg.Plugins.Debounce, Rescan: rescan(cfg.Plugins.Rescan),
 		CompileWorkers: cfg.Plugins.Compile.Workers, CompileTimeout: cfg.Plugins.Compile.Timeout,
-		Logger: a.log, Observer: a.metrics,
+		DigestFile: digestFile(cfg.Plugins.CacheDir),
+		Logger:     a.log, Observer: a.metrics,
 		OnChange: func(ev registry.Event) {
 			a.log.Info("plugin lists changed", "generation", ev.Generation,
 				"resources", ev.Resources, "prompts", ev.Prompts, "tools", ev.Tools)
@@ -604,4 +605,14 @@ func originHosts(origins []string) []string {
 		}
 	}
 	return out
+}
+
+// digestFile is where the registry records the plugin files' digests (a
+// restart over unchanged files then reads none of them): beside the
+// compilation cache, none without one.
+func digestFile(cacheDir string) string {
+	if cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(cacheDir, "digests.json")
 }

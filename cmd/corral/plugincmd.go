@@ -110,7 +110,7 @@ func inspectWith(ctx context.Context, cfg *config.Config, path string, data []by
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	defer rt.Close(ctx)
-	mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, probeSettings(cfg, path, digestOf(data)))
+	mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, "", probeSettings(cfg, path, digestOf(data)))
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func checkPlugin(ctx context.Context, e *env, cfg *config.Config, path string) [
 	if err != nil {
 		return []string{"refused: " + err.Error()}
 	}
-	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data, probeSettings(cfg, abs, digest))
+	mod, err := registry.WasmLoader(rt).Compile(ctx, abs, data, digest, probeSettings(cfg, abs, digest))
 	if err != nil {
 		// Each line already starts with the file: do not name it twice.
 		var pe *plugin.Error
@@ -318,7 +318,7 @@ func checkSettlement(ctx context.Context, e *env, rt *plugin.Runtime, cfg *confi
 			continue
 		}
 		digest := digestOf(data)
-		mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, probeSettings(cfg, path, digest))
+		mod, err := registry.WasmLoader(rt).Compile(ctx, path, data, digest, probeSettings(cfg, path, digest))
 		if err != nil {
 			continue // serve would not load it either
 		}

@@ -41,23 +41,51 @@ type metaEntry struct {
 	Manifest json.RawMessage `json:"manifest"`
 }
 
-// Open returns the described module of the plugin file at path whose
-// content is data. When the metadata cache holds this file's description
-// for this corral, engine and limits, nothing is compiled or instantiated:
-// the module's plugins start asleep (or compile when they load, with
-// SleepAfter zero). Otherwise Open compiles and describes it as
+// File is a plugin file to open: its path and, when the caller has them,
+// its content and the content's sha256.
+type File struct {
+	Path string
+	// Data is the content; nil makes Open read Path when it must compile,
+	// checking the bytes against Digest.
+	Data []byte
+	// Digest is the sha256 (lowercase hex) of the content; "" makes Open
+	// hash Data. It is required when Data is nil.
+	Digest string
+}
+
+// Open returns the described module of the plugin file f. When the
+// metadata cache holds this file's description for this corral, engine
+// and limits, nothing is compiled or instantiated (nor, with f.Data nil,
+// read): the module's plugins start asleep (or compile when they load,
+// with SleepAfter zero). Otherwise Open compiles and describes it as
 // CompileFile and Describe do, and records the description.
-func (r *Runtime) Open(ctx context.Context, path string, data []byte, cfg Config) (*Module, error) {
+func (r *Runtime) Open(ctx context.Context, f File, cfg Config) (*Module, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(data)
-	e := r.metaKey(hex.EncodeToString(sum[:]), r.keyFor(cfg))
-	if m := r.cachedModule(path, e); m != nil {
+	switch {
+	case f.Digest != "":
+	case f.Data != nil:
+		sum := sha256.Sum256(f.Data)
+		f.Digest = hex.EncodeToString(sum[:])
+	default:
+		return nil, fmt.Errorf("%w: open %s: neither its content nor its digest", ErrHost, f.Path)
+	}
+	e := r.metaKey(f.Digest, r.keyFor(cfg))
+	if m := r.cachedModule(f.Path, e); m != nil {
 		return m, nil
 	}
-	m, err := r.CompileFile(ctx, path, data, cfg)
+	data := f.Data
+	if data == nil {
+		if data, err = os.ReadFile(f.Path); err != nil {
+			return nil, fmt.Errorf("%w: read: %w", ErrHost, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.Digest {
+			return nil, fmt.Errorf("the plugin file changed while it was loaded (sha256 %s expected): its new content loads at the next scan", f.Digest[:min(12, len(f.Digest))])
+		}
+	}
+	m, err := r.compileModule(ctx, data, f.Digest, cfg, func() ([]byte, error) { return os.ReadFile(f.Path) })
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 // limit compiles under a configuration that allows it, and is compiled
 // once. The module keeps wasm.
 func (r *Runtime) CompileFor(ctx context.Context, wasm []byte, cfg Config) (*Module, error) {
-	return r.compileModule(ctx, wasm, cfg, func() ([]byte, error) { return wasm, nil })
+	return r.compileModule(ctx, wasm, "", cfg, func() ([]byte, error) { return wasm, nil })
 }
 
 // CompileFile is CompileFor for the plugin file at path whose content is
@@ -73,10 +73,11 @@ func (r *Runtime) CompileFor(ctx context.Context, wasm []byte, cfg Config) (*Mod
 // compile once more, and refuses what it reads unless its digest is that
 // of data.
 func (r *Runtime) CompileFile(ctx context.Context, path string, data []byte, cfg Config) (*Module, error) {
-	return r.compileModule(ctx, data, cfg, func() ([]byte, error) { return os.ReadFile(path) })
+	return r.compileModule(ctx, data, "", cfg, func() ([]byte, error) { return os.ReadFile(path) })
 }
 
-func (r *Runtime) compileModule(ctx context.Context, wasm []byte, cfg Config, read func() ([]byte, error)) (*Module, error) {
+// compileModule compiles wasm, whose sha256 is digest ("": hashed here).
+func (r *Runtime) compileModule(ctx context.Context, wasm []byte, digest string, cfg Config, read func() ([]byte, error)) (*Module, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -84,8 +85,11 @@ func (r *Runtime) compileModule(ctx context.Context, wasm []byte, cfg Config, re
 	if err := precheck(wasm, r.cfg.Compile, r.funcs); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(wasm)
-	m := &Module{rt: r, digest: hex.EncodeToString(sum[:]), read: read}
+	if digest == "" {
+		sum := sha256.Sum256(wasm)
+		digest = hex.EncodeToString(sum[:])
+	}
+	m := &Module{rt: r, digest: digest, read: read}
 	k := r.keyFor(cfg)
 	if _, err := r.acquireCode(ctx, k, m.digest, func() ([]byte, error) { return wasm, nil }); err != nil {
 		return nil, err

@@ -139,7 +139,7 @@ func TestWarmMetadataCache(t *testing.T) {
 	path, data := writeFixture(t, t.TempDir(), "good")
 	open := func() (*env, *Module) {
 		e := newEnv(t, RuntimeConfig{CacheDir: cache, MetaDir: filepath.Join(cache, "meta")})
-		m, err := e.rt.Open(ctx, path, data, Config{})
+		m, err := e.rt.Open(ctx, File{Path: path, Data: data}, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -46,8 +46,8 @@ type recordingLoader struct {
 	byDir map[string][]config.Plugin // base name → settings it was started with
 }
 
-func (l *recordingLoader) Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error) {
-	m, err := l.Loader.Compile(ctx, path, data, probe)
+func (l *recordingLoader) Compile(ctx context.Context, path string, data []byte, digest string, probe config.Plugin) (Module, error) {
+	m, err := l.Loader.Compile(ctx, path, data, digest, probe)
 	if err != nil {
 		return nil, err
 	}

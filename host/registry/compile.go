@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"time"
 
@@ -43,7 +44,7 @@ var errBudget = errors.New("compile abandoned")
 // compile runs l.Compile (with probe's settings) in a slot, for at most
 // the budget. It gives up
 // early when ctx is done or stop is closed (the registry closing).
-func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loader, path string, data []byte, probe config.Plugin, began func()) (Module, error) {
+func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loader, path string, data []byte, digest string, probe config.Plugin, began func()) (Module, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -65,7 +66,7 @@ func (p *compilePool) compile(ctx context.Context, stop <-chan struct{}, l Loade
 				done <- result{err: fmt.Errorf("compile panicked: %v", v)}
 			}
 		}()
-		m, err := l.Compile(ctx, path, data, probe)
+		m, err := l.Compile(ctx, path, data, digest, probe)
 		done <- result{m, err}
 	}()
 	t := time.NewTimer(p.budget)
@@ -133,18 +134,45 @@ type outcome struct {
 // touches no registry state, so it runs without the registry's lock.
 func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 	path, st, cfg := j.f.path, j.st, j.cfg
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return outcome{}
+	pols, perr := r.policies(cfg)
+	// The digest, from the record when the file is the one hashed before
+	// and no signature must be checked against its bytes (digests.go);
+	// else read and hashed.
+	var data []byte
+	o := outcome{settled: true}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return outcome{}
+	}
+	id, idOK := fileID{}, false
+	if err == nil {
+		id, idOK = fileIDOf(fi)
+	}
+	if idOK && perr == nil && !pols.Any() {
+		o.digest = r.digests.lookup(path, id)
+	}
+	if o.digest == "" {
+		readAt := time.Now()
+		data, err = os.ReadFile(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return outcome{}
+			}
+			return outcome{settled: true, err: fmt.Errorf("%w: read: %w", plugin.ErrHost, err)}
 		}
-		return outcome{settled: true, err: fmt.Errorf("%w: read: %w", plugin.ErrHost, err)}
+		sum := sha256.Sum256(data)
+		o.digest = hex.EncodeToString(sum[:])
+		if idOK {
+			if fi, err := os.Stat(path); err == nil {
+				if now, ok := fileIDOf(fi); ok && now == id {
+					r.digests.record(path, id, o.digest, readAt)
+				}
+			}
+		}
 	}
 	if !r.unchanged(path, st) {
 		return outcome{}
 	}
-	sum := sha256.Sum256(data)
-	o := outcome{settled: true, digest: hex.EncodeToString(sum[:])}
 	r.hashed(ctx, j, o.digest)
 	// The binding, from the path and digest alone, then the signature,
 	// before compiling (and before trusting the version held: the policy
@@ -154,9 +182,8 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.err = err
 		return o
 	}
-	pols, err := r.policies(cfg)
-	if err != nil {
-		o.err = fmt.Errorf("%w: trust policy: %w", plugin.ErrHost, err)
+	if perr != nil {
+		o.err = fmt.Errorf("%w: trust policy: %w", plugin.ErrHost, perr)
 		return o
 	}
 	chk, err := NewTrustCheck(pols, path, data, o.digest)
@@ -176,7 +203,7 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.skipped = name
 		return o
 	}
-	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, probeSettings(cfg, j.idx, name), func() { j.prog.began(path) })
+	mod, err := r.pool.compile(ctx, r.closing, r.opts.Loader, path, data, o.digest, probeSettings(cfg, j.idx, name), func() { j.prog.began(path) })
 	if err != nil {
 		if !r.unchanged(path, st) {
 			return outcome{} // still being written: not yet
@@ -211,7 +238,14 @@ func (r *Registry) runJob(ctx context.Context, j *compileJob) {
 	o := r.load(ctx, j)
 	r.mu.Lock()
 	evs := r.finishLocked(ctx, j, o)
+	var present map[string]*file
+	if len(r.inflight) == 0 {
+		present = maps.Clone(r.files) // the last compile: record the digests
+	}
 	r.mu.Unlock()
+	if present != nil {
+		r.digests.flush(func(path string) bool { return present[path] != nil })
+	}
 	r.emit(evs)
 	if j.prog != nil {
 		j.prog.step(j.f.path)

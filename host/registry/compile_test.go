@@ -28,7 +28,7 @@ type slowLoader struct {
 	closed  atomic.Int64
 }
 
-func (l *slowLoader) Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error) {
+func (l *slowLoader) Compile(ctx context.Context, path string, data []byte, digest string, probe config.Plugin) (Module, error) {
 	var s spec
 	if json.Unmarshal(data, &s) == nil && strings.HasPrefix(s.Name, "slow") {
 		l.started <- s.Name
@@ -36,13 +36,13 @@ func (l *slowLoader) Compile(ctx context.Context, path string, data []byte, prob
 		release := l.release
 		l.mu.Unlock()
 		<-release
-		m, err := l.nativeLoader.Compile(ctx, path, data, probe)
+		m, err := l.nativeLoader.Compile(ctx, path, data, digest, probe)
 		if err != nil {
 			return nil, err
 		}
 		return closeCounter{m, &l.closed}, nil
 	}
-	return l.nativeLoader.Compile(ctx, path, data, probe)
+	return l.nativeLoader.Compile(ctx, path, data, digest, probe)
 }
 
 type closeCounter struct {
@@ -196,7 +196,7 @@ func TestCompilePoolBoundsAbandoned(t *testing.T) {
 	slow, _ := json.Marshal(spec{Name: "slow", Scheme: "slow"})
 	ctx := context.Background()
 	for i, want := range []struct{ slots, abandoned int }{{0, 1}, {1, 1}} {
-		if _, err := p.compile(ctx, nil, l, "slow.wasm", slow, config.Plugin{}, func() {}); !errors.Is(err, errBudget) {
+		if _, err := p.compile(ctx, nil, l, "slow.wasm", slow, "", config.Plugin{}, func() {}); !errors.Is(err, errBudget) {
 			t.Fatalf("compile %d: %v, want the budget", i, err)
 		}
 		<-l.started

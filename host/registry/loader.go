@@ -17,8 +17,12 @@ type Loader interface {
 	// (config.Config.ProbeSettings) without granting it anything. path
 	// names the file in errors, which wrap plugin.ErrHost when the failure
 	// is the host's rather than the file's (the server is not ready while
-	// one lasts).
-	Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error)
+	// one lasts). digest is the sha256 (lowercase hex) of the content, ""
+	// when the caller has not computed it. data is nil when the registry
+	// knows the digest without reading the file (Options.DigestFile): a
+	// loader that needs the bytes reads path and checks them against
+	// digest.
+	Compile(ctx context.Context, path string, data []byte, digest string, probe config.Plugin) (Module, error)
 }
 
 // Module is a compiled plugin file. One Module may back several Plugins

@@ -23,11 +23,11 @@ type hostFailLoader struct {
 	failing atomic.Bool
 }
 
-func (l *hostFailLoader) Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error) {
+func (l *hostFailLoader) Compile(ctx context.Context, path string, data []byte, digest string, probe config.Plugin) (Module, error) {
 	if l.failing.Load() {
 		return nil, fmt.Errorf("%w: the disk is on fire", plugin.ErrHost)
 	}
-	return l.nativeLoader.Compile(ctx, path, data, probe)
+	return l.nativeLoader.Compile(ctx, path, data, digest, probe)
 }
 
 // TestNotReadyWhileHostFails: a file failing for a host reason keeps the

@@ -67,6 +67,12 @@ type Options struct {
 	// file refused.
 	CompileWorkers int
 	CompileTimeout time.Duration
+	// DigestFile, when set, is where the registry records the sha256 of
+	// every plugin file by the file's identity (device, inode, size,
+	// modification and change time), so that a start over unchanged files
+	// reads none of them (digests.go says when a record is trusted); ""
+	// reads and hashes every file on every load.
+	DigestFile string
 }
 
 // DefaultCompileTimeout is the wall-clock budget of one compile when
@@ -108,8 +114,9 @@ type Registry struct {
 	ready    atomic.Bool
 	hostFail atomic.Pointer[string] // why a file fails for a host reason; nil when none does
 
-	pool *compilePool
-	jobs sync.WaitGroup // compile jobs not yet applied
+	pool    *compilePool
+	jobs    sync.WaitGroup // compile jobs not yet applied
+	digests *digests       // the digest record (Options.DigestFile)
 
 	mu        sync.Mutex // serializes scans and the outcomes of compiles; guards the fields below
 	files     map[string]*file
@@ -234,6 +241,7 @@ func New(opts Options) (*Registry, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	r.digests = openDigests(opts.DigestFile, r.log)
 	cfg := opts.Config
 	if cfg == nil {
 		cfg = &config.Config{}

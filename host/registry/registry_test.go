@@ -41,7 +41,7 @@ type nativeLoader struct {
 	closed    atomic.Int64
 }
 
-func (l *nativeLoader) Compile(_ context.Context, path string, data []byte, _ config.Plugin) (Module, error) {
+func (l *nativeLoader) Compile(_ context.Context, path string, data []byte, _ string, _ config.Plugin) (Module, error) {
 	l.compiles.Add(1)
 	var s spec
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -500,7 +500,7 @@ type overlapLoader struct {
 	peak     int
 }
 
-func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte, probe config.Plugin) (Module, error) {
+func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte, digest string, probe config.Plugin) (Module, error) {
 	l.mu.Lock()
 	l.inFlight++
 	l.peak = max(l.peak, l.inFlight)
@@ -516,7 +516,7 @@ func (l *overlapLoader) Compile(ctx context.Context, path string, data []byte, p
 		l.inFlight--
 		l.mu.Unlock()
 	}()
-	return l.nativeLoader.Compile(ctx, path, data, probe)
+	return l.nativeLoader.Compile(ctx, path, data, digest, probe)
 }
 
 // TestLoadsFilesInParallel: a directory of many plugins, some broken, is

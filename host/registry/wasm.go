@@ -19,13 +19,13 @@ type wasmLoader struct{ rt *plugin.Runtime }
 // manifest; the instance that described it serves the first plugin of it
 // that runs under the same engine and memory limit. A file whose
 // description the runtime's metadata cache holds is neither compiled nor
-// instantiated (plugin.Runtime.Open). The module keeps no copy of data:
+// instantiated (plugin.Runtime.Open), and with data nil not even read. The module keeps no copy of data:
 // it reads path again (checking the digest) when it must compile once
 // more.
-func (l wasmLoader) Compile(ctx context.Context, path string, data []byte, settings config.Plugin) (Module, error) {
+func (l wasmLoader) Compile(ctx context.Context, path string, data []byte, digest string, settings config.Plugin) (Module, error) {
 	pc := PluginConfig(path, "", settings) // the name is what describe tells
 	pc.PoolSize, pc.Grants = 1, plugin.Grants{}
-	m, err := l.rt.Open(ctx, path, data, pc)
+	m, err := l.rt.Open(ctx, plugin.File{Path: path, Data: data, Digest: digest}, pc)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func TestBundledGuestsCompile(t *testing.T) {
 	l := WasmLoader(rt)
 	for _, name := range []string{"conformance", "files", "issues"} {
 		data := builtPlugin(t, name)
-		m, err := l.Compile(ctx, name+".wasm", data, config.DefaultPlugin())
+		m, err := l.Compile(ctx, name+".wasm", data, "", config.DefaultPlugin())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
