@@ -69,9 +69,10 @@ func TestDigestRecord(t *testing.T) {
 	record := filepath.Join(cache, "digests.json")
 	const window = 50 * time.Millisecond
 	time.Sleep(2 * window) // the files' change times now lie outside the window
-	// boot starts a registry over dir and returns how many files its
-	// compiles were given and not given, and the digest good serves.
-	boot := func() (given, notGiven int64, digest string) {
+	// boot starts a registry over dir whose record trusts files whose
+	// times are window older than their read, and returns how many files
+	// its compiles were given and not given, and the digest good serves.
+	boot := func(window time.Duration) (given, notGiven int64, digest string) {
 		t.Helper()
 		rt, err := plugin.NewRuntime(ctx, plugin.RuntimeConfig{CacheDir: cache, MetaDir: filepath.Join(cache, "meta")})
 		if err != nil {
@@ -100,43 +101,44 @@ func TestDigestRecord(t *testing.T) {
 	}
 	digestB := sha256Hex(withCustom(good, "bbbb"))
 
-	if read, unread, _ := boot(); read != 2 || unread != 0 {
+	if read, unread, _ := boot(window); read != 2 || unread != 0 {
 		t.Fatalf("first start: %d files read, %d not, want 2 and 0", read, unread)
 	}
 	if _, err := os.Stat(record); err != nil {
 		t.Fatalf("no digest record after the first start: %v", err)
 	}
-	if read, unread, _ := boot(); read != 0 || unread != 2 {
+	if read, unread, _ := boot(window); read != 0 || unread != 2 {
 		t.Errorf("restart: %d files read, %d not, want 0 and 2", read, unread)
 	}
 
 	put("good.wasm", withCustom(good, "bbbb")) // same size, same mtime
 	time.Sleep(2 * window)
-	if read, unread, digest := boot(); read != 1 || unread != 1 || digest != digestB {
+	if read, unread, digest := boot(window); read != 1 || unread != 1 || digest != digestB {
 		t.Errorf("after good.wasm was rewritten in place: %d files read, %d not, good serves %.12s; want 1, 1 and %.12s",
 			read, unread, digest, digestB)
 	}
-	if read, unread, _ := boot(); read != 0 || unread != 2 {
+	if read, unread, _ := boot(window); read != 0 || unread != 2 {
 		t.Errorf("restart after the rewrite: %d files read, %d not, want 0 and 2", read, unread)
 	}
 
-	// Changed just before a start: hashed, served, not recorded.
+	// Changed within the window before its read (a window of an hour
+	// stands for a write in the read's tick): hashed, served, not recorded.
 	put("good.wasm", withCustom(good, "aaaa"))
-	if read, _, digest := boot(); read != 1 || digest != sha256Hex(withCustom(good, "aaaa")) {
+	if read, _, digest := boot(time.Hour); read != 1 || digest != sha256Hex(withCustom(good, "aaaa")) {
 		t.Errorf("a file changed within the window: %d read, good serves %.12s", read, digest)
 	}
 	time.Sleep(2 * window)
-	if read, _, _ := boot(); read != 1 {
+	if read, _, _ := boot(window); read != 1 {
 		t.Errorf("the start after: %d files read, want 1 (the file changed within the window was not recorded)", read)
 	}
 
 	if err := os.WriteFile(record, []byte(`{"format":1,"files":{"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if read, unread, _ := boot(); read != 2 || unread != 0 {
+	if read, unread, _ := boot(window); read != 2 || unread != 0 {
 		t.Errorf("corrupt record: %d files read, %d not, want 2 and 0", read, unread)
 	}
-	if read, unread, _ := boot(); read != 0 || unread != 2 {
+	if read, unread, _ := boot(window); read != 0 || unread != 2 {
 		t.Errorf("after the corrupt record was rebuilt: %d files read, %d not, want 0 and 2", read, unread)
 	}
 }
