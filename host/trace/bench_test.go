@@ -2,10 +2,16 @@ package trace
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
@@ -13,7 +19,7 @@ import (
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                           { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 // BenchmarkSpan is what one span costs the OpenTelemetry SDK on this
 // machine: the start and end of a child span with two attributes (a host
@@ -53,4 +59,41 @@ func BenchmarkSpan(b *testing.B) {
 		})
 		root.End()
 	}
+}
+
+// BenchmarkExport is what the OTLP/HTTP exporter costs a span: batches of
+// 512 spans like a request's (a plugin.call's six attributes) encoded and
+// posted to a loopback server that reads and discards them; the figure
+// is per span, the exporter's side and the loopback server's together.
+//
+//	go test -run '^$' -bench '^BenchmarkExport$' -benchmem ./host/trace
+func BenchmarkExport(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpoint(strings.TrimPrefix(sink.URL, "http://")), otlptracehttp.WithInsecure())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exp.Shutdown(context.Background())
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	tr := tp.Tracer("bench")
+	const batch = 512
+	for range batch {
+		_, sp := tr.Start(context.Background(), "plugin.call", oteltrace.WithAttributes(
+			Plugin.String("conformance"), Engine.String("wazero"), Op.String("read_resource"), ErrorClass.String("ok"),
+			InstanceWait.Int64(3), GuestTime.Int64(41)))
+		sp.End()
+	}
+	spans := rec.Ended()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := exp.ExportSpans(context.Background(), spans); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/span")
 }
