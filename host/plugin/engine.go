@@ -115,10 +115,13 @@ type EngineConfig struct {
 // must stop a running call when its context is done and must make host
 // functions see the context passed to Call or Instantiate.
 type Engine interface {
-	// Compile validates and compiles wasm, whose sha256 (hex) is digest;
-	// an engine may key what it caches by digest, and caches nothing when
-	// it is empty.
-	Compile(ctx context.Context, wasm []byte, digest string) (CompiledModule, error)
+	// Compile validates and compiles the module whose sha256 (hex) is
+	// digest. read returns its bytes, or the error that must fail the
+	// compile (the file changed): Compile calls it once, and may do so
+	// beside its own work when its caches answer without the bytes. An
+	// engine may key what it caches by digest, and caches nothing when it
+	// is empty.
+	Compile(ctx context.Context, digest string, read func() ([]byte, error)) (CompiledModule, error)
 	Close(ctx context.Context) error
 }
 

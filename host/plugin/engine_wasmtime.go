@@ -345,8 +345,12 @@ func (e *wasmtimeEngine) use() (done func(), err error) {
 	return e.mu.RUnlock, nil
 }
 
-func (e *wasmtimeEngine) Compile(ctx context.Context, wasm []byte, _ string) (CompiledModule, error) {
+func (e *wasmtimeEngine) Compile(ctx context.Context, _ string, read func() ([]byte, error)) (CompiledModule, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	wasm, err := read()
+	if err != nil {
 		return nil, err
 	}
 	done, err := e.use()

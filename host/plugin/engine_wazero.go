@@ -99,17 +99,44 @@ type wazeroEngine struct {
 	rc wazero.RuntimeConfig // r's, to compile as r does
 }
 
-func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, digest string) (CompiledModule, error) {
+func (e *wazeroEngine) Compile(ctx context.Context, digest string, read func() ([]byte, error)) (CompiledModule, error) {
 	// The rewrite's decoder is the first gate: wazero never sees a module
 	// it refused (nor allocates what a forged count announces). A cached
-	// rewrite passed it when it was made.
-	instrumented, cached := e.b.rewrite.get(digest)
-	if !cached {
-		var err error
-		if instrumented, _, err = interrupt.Instrument(wasm); err != nil {
-			return nil, err
+	// rewrite passed it when it was made; the file is then read (its
+	// digest checked) while wazero compiles the rewrite.
+	if instrumented, ok := e.b.rewrite.get(digest); ok {
+		checked := make(chan error, 1)
+		go func() {
+			_, err := read()
+			checked <- err
+		}()
+		cm, err := e.compile(ctx, instrumented)
+		if rerr := <-checked; rerr != nil {
+			if err == nil {
+				_ = cm.Close(ctx)
+			}
+			return nil, rerr
 		}
+		return cm, err
 	}
+	wasm, err := read()
+	if err != nil {
+		return nil, err
+	}
+	instrumented, _, err := interrupt.Instrument(wasm)
+	if err != nil {
+		return nil, err
+	}
+	cm, err := e.compile(ctx, instrumented)
+	if err != nil {
+		return nil, err
+	}
+	e.b.rewrite.put(digest, instrumented) // only what wazero accepts takes room on disk
+	return cm, nil
+}
+
+// compile compiles the rewritten module through the compilation cache.
+func (e *wazeroEngine) compile(ctx context.Context, instrumented []byte) (CompiledModule, error) {
 	cm, err := e.r.CompileModule(ctx, instrumented)
 	if err != nil && e.b.dir != "" {
 		// A corrupt cache entry (truncated by a full disk, a bad copy)
@@ -130,9 +157,6 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, digest string) 
 	}
 	if err != nil {
 		return nil, err
-	}
-	if !cached { // only what wazero accepts takes room on disk
-		e.b.rewrite.put(digest, instrumented)
 	}
 	return &wazeroModule{r: e.r, cm: cm}, nil
 }

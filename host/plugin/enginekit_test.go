@@ -178,7 +178,7 @@ func kitEngineInterface(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close(ctx)
-	cm, err := e.Compile(ctx, []byte(engineProbe), "")
+	cm, err := e.Compile(ctx, "", func() ([]byte, error) { return []byte(engineProbe), nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -164,16 +164,12 @@ func (r *Runtime) acquireCode(ctx context.Context, k engineKey, digest string, r
 }
 
 func (r *Runtime) compileCode(ctx context.Context, k engineKey, digest string, read func() ([]byte, error)) (CompiledModule, error) {
-	wasm, err := read()
-	if err != nil {
-		return nil, err
-	}
 	e, err := r.engine(ctx, k)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHost, err)
 	}
 	r.compiles.Add(1)
-	cm, err := e.Compile(ctx, wasm, digest)
+	cm, err := e.Compile(ctx, digest, read)
 	if err != nil {
 		// Callers name the step: the registry's log says "compile:" once.
 		return nil, firstLine(err)
