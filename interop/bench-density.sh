@@ -34,8 +34,10 @@ n_engines=$(tr ',' '\n' <<<"$engines" | grep -c .)
 
 # Per-plugin needs (measured on this machine, 2026-12-01): a Go guest's
 # wazero cache entry is 17 MB (wasmtime's are counted the same), its file
-# 4 MB; a small plugin's file and cache entry a few KiB each.
+# 4 MB, and on wazero its interrupt rewrite (plugins.cacheDir/interrupt)
+# 5 MB more; a small plugin's file and cache entry a few KiB each.
 go_disk_mb=$((4 + 17 * n_engines))
+if grep -qw wazero <<<"$engines"; then go_disk_mb=$((go_disk_mb + 5)); fi
 small_disk_kb=$((8 + 8 * n_engines))
 reserve_mb=4096 # left free for everyone else on the disk
 
