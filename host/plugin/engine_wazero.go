@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,6 +53,9 @@ func newWazeroBackend(cfg backendConfig) (*wazeroBackend, error) {
 		return nil, fmt.Errorf("plugin: cache dir: %w", err)
 	}
 	rw := rewriteCache{dir: filepath.Join(cacheDir, "interrupt"), host: cfg.Host, log: cfg.Log}
+	if rw.log == nil {
+		rw.log = slog.New(slog.DiscardHandler)
+	}
 	return &wazeroBackend{cache: c, dir: cacheDir, rewrite: rw}, nil
 }
 

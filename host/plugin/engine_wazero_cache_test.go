@@ -239,3 +239,27 @@ func TestWokenFromCacheIsInterrupted(t *testing.T) {
 		t.Errorf("%d wake-ups, want 1", p.Wakes())
 	}
 }
+
+// TestRewriteCacheWithoutLogger: a backend made without a logger discards
+// a bad entry as one with a logger does.
+func TestRewriteCacheWithoutLogger(t *testing.T) {
+	b, err := newWazeroBackend(backendConfig{CacheDir: t.TempDir(), Host: func() string { return strings.Repeat("ab", 32) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	digest := strings.Repeat("cd", 32)
+	file, _, ok := b.rewrite.entry(digest)
+	if !ok {
+		t.Fatal("no entry for a digest")
+	}
+	if err := writeAtomic(file, []byte("not an entry")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.rewrite.get(digest); ok {
+		t.Fatal("a bad entry was read")
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the bad entry is still there: %v", err)
+	}
+}
