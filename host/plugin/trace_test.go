@@ -17,7 +17,7 @@ import (
 )
 
 // TestCallSpan: a call into a plugin is one span, plugin.call, naming the
-// plugin, engine, operation and outcome, with the wait for an instance and
+// plugin, engine and operation, and the error class unless it succeeded, with the wait for an instance and
 // the guest's run as attributes, and each host call the guest made is a
 // span of its own under it, host.FUNCTION, carrying the function and its
 // outcome and nothing else (also a call that traps, whose status is an
@@ -60,12 +60,15 @@ func TestCallSpan(t *testing.T) {
 			sp := spans[len(spans)-1]
 			attrs := attribute.NewSet(sp.Attributes()...)
 			for k, want := range map[attribute.Key]string{
-				"corral.plugin": "caps", "corral.plugin.engine": p.Engine(),
-				"corral.plugin.op": abi.OpCallTool.String(), "corral.plugin.error_class": string(tt.class),
+				"corral.plugin": "caps", "corral.plugin.engine": p.Engine(), "corral.plugin.op": abi.OpCallTool.String(),
 			} {
 				if v, _ := attrs.Value(k); v.AsString() != want {
 					t.Errorf("%s = %q, want %q", k, v.AsString(), want)
 				}
+			}
+			// The error class only when the call did not succeed.
+			if v, ok := attrs.Value("corral.plugin.error_class"); ok != (tt.class != ClassOK) || ok && v.AsString() != string(tt.class) {
+				t.Errorf("corral.plugin.error_class = %q (recorded %v) for class %q", v.AsString(), ok, tt.class)
 			}
 			_, wait := attrs.Value("corral.plugin.instance_wait_us")
 			_, ran := attrs.Value("corral.plugin.guest_us")

@@ -62,9 +62,10 @@ func BenchmarkSpan(b *testing.B) {
 }
 
 // BenchmarkExport is what the OTLP/HTTP exporter costs a span: batches of
-// 512 spans like a request's (a plugin.call's six attributes) encoded and
-// posted to a loopback server that reads and discards them; the figure
-// is per span, the exporter's side and the loopback server's together.
+// 512 spans encoded and posted to a loopback server that reads and
+// discards them, spans with a plugin.call's six attributes and with none;
+// the figure is per span, the exporter's side and the loopback server's
+// together. The difference is what attributes cost to export.
 //
 //	go test -run '^$' -bench '^BenchmarkExport$' -benchmem ./host/trace
 func BenchmarkExport(b *testing.B) {
@@ -78,22 +79,30 @@ func BenchmarkExport(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer exp.Shutdown(context.Background())
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	tr := tp.Tracer("bench")
-	const batch = 512
-	for range batch {
-		_, sp := tr.Start(context.Background(), "plugin.call", oteltrace.WithAttributes(
-			Plugin.String("conformance"), Engine.String("wazero"), Op.String("read_resource"), ErrorClass.String("ok"),
-			InstanceWait.Int64(3), GuestTime.Int64(41)))
-		sp.End()
-	}
-	spans := rec.Ended()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := exp.ExportSpans(context.Background(), spans); err != nil {
-			b.Fatal(err)
+	for _, tt := range []struct {
+		name  string
+		attrs []attribute.KeyValue
+	}{
+		{"six attributes", []attribute.KeyValue{Plugin.String("conformance"), Engine.String("wazero"), Op.String("read_resource"),
+			ErrorClass.String("trap"), InstanceWait.Int64(3), GuestTime.Int64(41)}},
+		{"no attribute", nil},
+	} {
+		rec := tracetest.NewSpanRecorder()
+		tr := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("bench")
+		const batch = 512
+		for range batch {
+			_, sp := tr.Start(context.Background(), "plugin.call", oteltrace.WithAttributes(tt.attrs...))
+			sp.End()
 		}
+		spans := rec.Ended()
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := exp.ExportSpans(context.Background(), spans); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/span")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/batch, "ns/span")
 }
