@@ -16,6 +16,6 @@ package catalog
 
 import "github.com/corral-mcp/corral/host/trace"
 
-// tracer starts the catalog's spans: one per operation, naming the
-// plugin it routed to.
+// tracer starts the catalog's spans: one per operation, the parent of
+// the plugin call it routed to (which names the plugin).
 var tracer = trace.NewTracer("github.com/corral-mcp/corral/host/catalog")

@@ -11,9 +11,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/internal/jsonread"
-	"github.com/corral-mcp/corral/host/trace"
 	"github.com/yosida95/uritemplate/v3"
-	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // MaxCompletionValues is MCP's cap on completion values.
@@ -285,9 +283,6 @@ func notFound(uri string) *Error {
 // failure, or output the Set refuses (reported back to the provider).
 // uri is the URI the request named, if any.
 func (s *Set) call(ctx context.Context, pr *provider, r Request, op abi.Op, body []byte, uri string) ([]byte, *abi.InputRequired, error) {
-	if span := oteltrace.SpanFromContext(ctx); span.IsRecording() {
-		span.SetAttributes(trace.Plugin.String(pr.name))
-	}
 	c := Call{Op: op, Request: body, Principal: r.Principal, Sink: r.Sink, TaskDeadline: r.TaskDeadline}
 	if r.Input != nil {
 		c.Capabilities = r.Input.Capabilities
