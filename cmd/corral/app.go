@@ -131,6 +131,9 @@ func newApp(ctx context.Context, src config.Source, cfg *config.Config, out io.W
 		CacheDir: cfg.Plugins.CacheDir, DataDir: cfg.Plugins.DataDir, Engine: cfg.Plugins.Engine,
 		Logger: a.log, Compile: registry.CompileLimits(cfg.Plugins.Compile),
 		WakeTimeout: cfg.Plugins.Compile.Timeout, // a wake-up is a compile
+		// What a start or plugins going to sleep leave in the Go heap goes
+		// back to the system a second after the last of them.
+		ReleaseAfter: time.Second,
 	}
 	if cfg.Plugins.CacheDir != "" {
 		rtCfg.MetaDir = filepath.Join(cfg.Plugins.CacheDir, "meta") // a restart describes unchanged files from it

@@ -64,6 +64,7 @@ func (r *Runtime) Open(ctx context.Context, f File, cfg Config) (*Module, error)
 	if err != nil {
 		return nil, err
 	}
+	defer r.rel.note() // what reading and describing it left is garbage
 	switch {
 	case f.Digest != "":
 	case f.Data != nil:

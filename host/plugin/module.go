@@ -195,6 +195,7 @@ func (r *Runtime) releaseCode(k engineKey, digest string) {
 	delete(r.code, ck)
 	r.mu.Unlock()
 	_ = c.cm.Close(context.Background())
+	r.rel.note()
 }
 
 // Compiles returns how many times the runtime's engines compiled a module

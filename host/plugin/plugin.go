@@ -413,6 +413,7 @@ func (p *Plugin) Close(ctx context.Context) error {
 			p.rt.releaseCode(p.key, p.mod.digest)
 		}
 		err = errors.Join(err, p.caps.close())
+		p.rt.rel.note()
 	})
 	return err
 }

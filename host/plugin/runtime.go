@@ -57,6 +57,12 @@ type RuntimeConfig struct {
 	// whatever the plugin's own call deadline (default
 	// DefaultWakeTimeout); the request's context bounds it too.
 	WakeTimeout time.Duration
+	// ReleaseAfter, when positive, has the runtime give the memory the Go
+	// heap holds free back to the system once the plugins' life cycle has
+	// been quiet that long: no module opened, no plugin put to sleep or
+	// closed (release.go). Zero leaves it to the Go runtime, which keeps
+	// the pages of the heap's last peak; corral serve sets it.
+	ReleaseAfter time.Duration
 }
 
 // DefaultWakeTimeout is RuntimeConfig.WakeTimeout when it is not set: the
@@ -80,6 +86,7 @@ type Runtime struct {
 	closed   bool
 
 	compiles atomic.Int64 // engine compiles (from the compilation cache or not)
+	rel      *releaser    // nil without RuntimeConfig.ReleaseAfter
 
 	hostOnce sync.Once
 	host     string // the executable's digest, keying the metadata cache (metacache.go)
@@ -134,6 +141,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	r.rel = newReleaser(cfg.ReleaseAfter, r.log)
 	if r.obs == nil {
 		r.obs = nopObserver{}
 	}
@@ -230,6 +238,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
+	r.rel.close()
 	engines, backends := r.engines, r.backends
 	r.engines, r.backends = nil, nil
 	r.mu.Unlock()
