@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // The metadata cache keeps, for every plugin file described, what a start
@@ -152,21 +151,19 @@ func (r *Runtime) moduleOf(path string, e metaEntry) (*Module, error) {
 		return nil, err
 	}
 	return &Module{rt: r, digest: e.Digest, read: func() ([]byte, error) { return os.ReadFile(path) },
-		manifest: man, minor: e.Minor, raw: slices.Clone(e.Manifest)}, nil
+		manifest: man, minor: e.Minor}, nil
 }
 
 // storeMeta records m's description as e's entry, through a temporary
 // file and a rename; a cache that cannot be written costs a compile at
 // the next start.
 func (r *Runtime) storeMeta(e metaEntry, m *Module) {
-	file := r.metaPath(e)
-	if file == "" {
-		return
-	}
 	m.mu.Lock()
 	e.Minor, e.Manifest = m.minor, m.raw
+	m.raw = nil // describe's answer is kept for this entry only
 	m.mu.Unlock()
-	if e.Manifest == nil {
+	file := r.metaPath(e)
+	if file == "" || e.Manifest == nil {
 		return
 	}
 	b, err := json.Marshal(e)

@@ -27,7 +27,7 @@ type Module struct {
 	mu       sync.Mutex
 	manifest *abi.Manifest // once described
 	minor    uint32        // the guest's ABI minor, once described
-	raw      []byte        // describe's answer, for the metadata cache
+	raw      []byte        // describe's answer, until Open stores it in the metadata cache
 	// pin holds the code compiled by CompileFor until the first Load or
 	// Close, so that the Load right after it compiles nothing.
 	pin    *engineKey

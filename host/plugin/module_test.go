@@ -147,6 +147,12 @@ func TestWarmMetadataCache(t *testing.T) {
 		if man := m.Manifest(); man == nil || man.Name != "good" {
 			t.Fatalf("opened module describes %v", man)
 		}
+		m.mu.Lock()
+		raw := m.raw
+		m.mu.Unlock()
+		if raw != nil {
+			t.Errorf("the opened module keeps describe's answer (%d bytes) once in the metadata cache", len(raw))
+		}
 		return e, m
 	}
 	if e, _ := open(); e.rt.Compiles() != 1 {

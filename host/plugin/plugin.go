@@ -94,6 +94,9 @@ func (r *Runtime) Load(ctx context.Context, m *Module, cfg Config) (*Plugin, err
 		if in, err = p.describe(ctx); err != nil {
 			return nil, err
 		}
+		m.mu.Lock()
+		m.raw = nil // for the metadata cache, which only Open fills
+		m.mu.Unlock()
 	} else {
 		p.setManifest(man)
 		if in = m.takeSpare(p.key); in != nil {
