@@ -53,6 +53,7 @@ func (p *Plugin) wakeLocked() {
 	}
 	p.life = LifeWaking
 	p.bg.Add(1)
+	p.rt.rel.begin() // no memory release while it runs
 	go p.wake()
 }
 
@@ -61,6 +62,7 @@ func (p *Plugin) wakeLocked() {
 // instance to the first queued call and grows the pool for the others.
 func (p *Plugin) wake() {
 	defer p.bg.Done()
+	defer p.rt.rel.end()
 	ctx := context.Background()
 	start := time.Now()
 	cm, err := p.mod.code(ctx, p.key)

@@ -23,17 +23,23 @@ import (
 // after a cold one, against 90 and 110 MiB once collected).
 //
 // A releaser collects and returns that memory (debug.FreeOSMemory) once
-// the plugins' life cycle has been quiet for a while: RuntimeConfig.
-// ReleaseAfter after the last module opened, code released (a plugin
-// asleep or closed) or plugin closed, and at least every thirty times that
-// while such events keep coming. It runs off every request path; a
-// release costs one garbage collection of the live heap (tens of
-// milliseconds for a thousand sleeping plugins) and the page faults of
-// the heap growing again.
+// the plugins' life cycle has been quiet for RuntimeConfig.ReleaseAfter:
+// no module opened, no code released (a plugin asleep or closed), no
+// plugin closed, no wake-up started or running; and never sooner than
+// releaseGap times that after the previous release. A release runs off
+// every request path and never during a wake-up; it costs one garbage
+// collection of the live heap (20-40 ms of CPU for 100 sleeping Go
+// guests) and, after it, the page faults of the heap growing again and
+// collections at a smaller heap: a wake-up right after a release is
+// slower than one into a heap still at its peak. A server whose plugins
+// keep waking and falling asleep with no quiet second between them is not
+// idle: its heap is left to the Go runtime's own collections and
+// background scavenger.
 
-// releaseBound is how many times ReleaseAfter a stream of life-cycle
-// events may put a release off.
-const releaseBound = 30
+// releaseGap is how many times ReleaseAfter must pass between two
+// releases, so that a process whose plugins fall asleep one by one,
+// seconds apart, does not collect its heap at each.
+const releaseGap = 10
 
 // releaser runs debug.FreeOSMemory once the life cycle is quiet.
 type releaser struct {
@@ -42,7 +48,9 @@ type releaser struct {
 
 	mu      sync.Mutex
 	timer   *time.Timer
-	pending time.Time // the first event not yet followed by a release; zero when none
+	pending bool      // an event not yet followed by a release
+	busy    int       // wake-ups running: no release until they end
+	last    time.Time // the end of the previous release
 	closed  bool
 
 	releases atomic.Int64
@@ -57,22 +65,44 @@ func newReleaser(after time.Duration, log *slog.Logger) *releaser {
 	return &releaser{after: after, log: log}
 }
 
-// note records a life-cycle event: a release follows after ReleaseAfter
-// of quiet, or releaseBound times that after the first event it follows.
+// note records a life-cycle event: a release follows once nothing else
+// happened for ReleaseAfter (and the gap since the last one has passed).
 func (r *releaser) note() {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.pending = true
+	r.armLocked()
+}
+
+// begin and end bracket a wake-up, during which no release runs.
+func (r *releaser) begin() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.busy++
+	r.mu.Unlock()
+}
+
+func (r *releaser) end() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busy--
+	r.pending = true
+	r.armLocked()
+}
+
+func (r *releaser) armLocked() {
 	if r.closed {
 		return
 	}
-	now := time.Now()
-	if r.pending.IsZero() {
-		r.pending = now
-	}
-	wait := releaseWait(r.pending, now, r.after)
+	wait := releaseWait(r.last, time.Now(), r.after)
 	if r.timer == nil {
 		r.timer = time.AfterFunc(wait, r.release)
 	} else {
@@ -80,21 +110,22 @@ func (r *releaser) note() {
 	}
 }
 
-// releaseWait is how long after now, an event that follows a first one
-// still unreleased at pending, the release comes: after, or what is left
-// of releaseBound times after since pending.
-func releaseWait(pending, now time.Time, after time.Duration) time.Duration {
-	return min(after, max(pending.Add(releaseBound*after).Sub(now), 0))
+// releaseWait is how long after an event at now the release comes, the
+// previous one having ended at last: after, or longer while the gap since
+// last has not passed.
+func releaseWait(last, now time.Time, after time.Duration) time.Duration {
+	return max(after, last.Add(releaseGap*after).Sub(now))
 }
 
 // release collects the heap and returns its free pages to the system.
 func (r *releaser) release() {
 	r.mu.Lock()
-	if r.closed || r.pending.IsZero() {
+	if r.closed || !r.pending || r.busy > 0 { // a wake-up's end arms it again
 		r.mu.Unlock()
 		return
 	}
-	r.pending = time.Time{}
+	r.pending = false
+	r.last = time.Now() // an event during the release waits for the gap
 	r.mu.Unlock()
 	before := readMemMetrics()
 	start := time.Now()
@@ -102,6 +133,9 @@ func (r *releaser) release() {
 	took := time.Since(start)
 	after := readMemMetrics()
 	r.releases.Add(1)
+	r.mu.Lock()
+	r.last = time.Now()
+	r.mu.Unlock()
 	r.log.Debug("memory returned to the system", "took", took.String(),
 		"released_bytes", int64(after.released-before.released), "heap_bytes", int64(after.heap),
 		"cpu", time.Duration((after.cpu-before.cpu)*float64(time.Second)).String())

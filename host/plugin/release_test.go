@@ -10,18 +10,19 @@ import (
 func TestReleaseWait(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
-		name  string
-		since time.Duration // from the first unreleased event to this one
-		want  time.Duration
+		name string
+		last time.Time // the end of the previous release
+		now  time.Duration
+		want time.Duration
 	}{
-		{"the first event", 0, time.Second},
-		{"an event soon after", 3 * time.Second, time.Second},
-		{"the bound nearer than the quiet time", (releaseBound - 1) * time.Second / 2 * 2, time.Second},
-		{"half a second before the bound", releaseBound*time.Second - 500*time.Millisecond, 500 * time.Millisecond},
-		{"past the bound", releaseBound*time.Second + time.Minute, 0},
+		{"no release yet", time.Time{}, 0, time.Second},
+		{"long after the last release", t0, time.Hour, time.Second},
+		{"just after a release", t0, 0, releaseGap * time.Second},
+		{"3 s after a release", t0, 3 * time.Second, (releaseGap - 3) * time.Second},
+		{"a second before the gap is over", t0, (releaseGap - 1) * time.Second, time.Second},
 	} {
-		if got := releaseWait(t0, t0.Add(c.since), time.Second); got != c.want {
-			t.Errorf("%s (%s after the first): release in %s, want %s", c.name, c.since, got, c.want)
+		if got := releaseWait(c.last, t0.Add(c.now), time.Second); got != c.want {
+			t.Errorf("%s: release in %s, want %s", c.name, got, c.want)
 		}
 	}
 }
@@ -45,11 +46,28 @@ func TestReleaserBurst(t *testing.T) {
 	if n := r.releases.Load(); n != 1 {
 		t.Errorf("%d releases after one burst, want 1", n)
 	}
-	r.close()
+	// A wake-up holds releases off until it ends; the next comes after
+	// the gap.
+	r.mu.Lock()
+	r.last = time.Time{} // no gap to wait for
+	r.mu.Unlock()
+	r.begin()
 	r.note()
 	time.Sleep(time.Second)
 	if n := r.releases.Load(); n != 1 {
-		t.Errorf("%d releases once closed, want still 1", n)
+		t.Errorf("%d releases while a wake-up runs, want still 1", n)
+	}
+	r.end()
+	for deadline := time.Now().Add(10 * time.Second); r.releases.Load() == 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no release after the wake-up ended")
+		}
+	}
+	r.close()
+	r.note()
+	time.Sleep(time.Second)
+	if n := r.releases.Load(); n != 2 {
+		t.Errorf("%d releases once closed, want still 2", n)
 	}
 	if newReleaser(0, slog.New(slog.NewTextHandler(io.Discard, nil))) != nil {
 		t.Error("a releaser without ReleaseAfter exists")
