@@ -23,9 +23,9 @@ import (
 // guests of 1,000 resources each holds, per plugin: each a distinct copy
 // of build/plugins/conformance.wasm (a custom section apart) whose
 // metadata cache entry describes the resources of plugins/bench/fixture,
-// opened as the registry opens files (read whole, hashed, described from
-// the cache: nothing compiled), loaded asleep and listed by one
-// catalog.Set. It reports, with the runtime's release off and on:
+// opened as the registry opens unchanged files (by their recorded digest,
+// described from the cache: nothing read or compiled), loaded asleep and
+// listed by one catalog.Set. It reports, with the runtime's release off and on:
 //
 //   - retained-B/plugin: heap memory the process keeps (objects, free
 //     pages not returned to the system) once the plugins are idle, as an
@@ -81,13 +81,15 @@ func sleepingFleet(b *testing.B, paths []string, meta string, resources int, rel
 	if err != nil {
 		b.Fatal(err)
 	}
+	digests := make([]string, len(paths))
 	for i, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		sum := sha256.Sum256(data)
-		e := rt.metaKey(hex.EncodeToString(sum[:]), rt.keyFor(cfg))
+		digests[i] = hex.EncodeToString(sum[:])
+		e := rt.metaKey(digests[i], rt.keyFor(cfg))
 		e.Minor, e.Manifest = abi.Minor, fixtureManifest(b, fmt.Sprintf("bfx%03d", i), resources)
 		entry, err := json.Marshal(e)
 		if err != nil {
@@ -102,12 +104,10 @@ func sleepingFleet(b *testing.B, paths []string, meta string, resources int, rel
 	before := readHeap()
 	b.StartTimer()
 	var ps []catalog.Provider
-	for _, path := range paths {
-		data, err := os.ReadFile(path) // as the registry does, to hash and check it
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := rt.Open(ctx, path, data, cfg)
+	for i, path := range paths {
+		// As the registry opens an unchanged file: by its recorded digest,
+		// reading nothing.
+		m, err := rt.Open(ctx, File{Path: path, Digest: digests[i]}, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
