@@ -116,13 +116,15 @@ func appendStaticResource(b []byte, r *abi.Resource) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// arena hands out copies cut from shared 64 KiB chunks, so that many
-// small pre-encoded items are few allocations.
+// arena hands out copies cut from shared chunks, so that many small
+// pre-encoded items are few allocations. The chunks double from 512 bytes
+// to 64 KiB: a Set of one small plugin (each plugin's claims are checked
+// in a Set of its own) does not pay for a big one.
 type arena struct{ buf []byte }
 
 func (a *arena) copy(b []byte) []byte {
 	if cap(a.buf)-len(a.buf) < len(b) {
-		a.buf = make([]byte, 0, max(64<<10, len(b)))
+		a.buf = make([]byte, 0, max(min(64<<10, max(512, 2*cap(a.buf))), len(b)))
 	}
 	start := len(a.buf)
 	a.buf = append(a.buf, b...)
