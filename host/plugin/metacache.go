@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,24 +21,28 @@ import (
 // description depends on: the file's digest, this corral binary (its own
 // digest: another build may parse or check a manifest differently), the
 // engine and memory limit it was described under, and the compile limits
-// the file passed. Entries carry their format version and key fields; one
-// that does not read back, names another key or holds a manifest this
-// corral refuses is removed, and the file compiled and described again.
+// the file passed. An entry is a line of JSON, its format version and key
+// fields and the ABI minor, then the manifest as describe answered it, so
+// that reading it back parses the manifest once; one that does not read
+// back, names another key or holds a manifest this corral refuses is
+// removed, and the file compiled and described again.
 
-// metaFormat is the format of a metadata cache entry.
-const metaFormat = 1
+// metaFormat is the format of a metadata cache entry (1: one JSON object
+// holding the manifest; 2: a header line, then the manifest).
+const metaFormat = 2
 
-// metaEntry is one metadata cache entry.
+// metaEntry is one metadata cache entry: its header, and the manifest
+// written after it.
 type metaEntry struct {
-	Format   int             `json:"format"`
-	Digest   string          `json:"digest"`
-	Host     string          `json:"host"`
-	Engine   string          `json:"engine"`
-	Pages    uint32          `json:"pages"`
-	Fuel     uint64          `json:"fuel"`
-	Limits   CompileLimits   `json:"limits"`
-	Minor    uint32          `json:"minor"`
-	Manifest json.RawMessage `json:"manifest"`
+	Format   int           `json:"format"`
+	Digest   string        `json:"digest"`
+	Host     string        `json:"host"`
+	Engine   string        `json:"engine"`
+	Pages    uint32        `json:"pages"`
+	Fuel     uint64        `json:"fuel"`
+	Limits   CompileLimits `json:"limits"`
+	Minor    uint32        `json:"minor"`
+	Manifest []byte        `json:"-"`
 }
 
 // File is a plugin file to open: its path and, when the caller has them,
@@ -126,7 +131,12 @@ func (r *Runtime) cachedModule(path string, want metaEntry) *Module {
 	}
 	var got metaEntry
 	if err == nil {
-		err = json.Unmarshal(b, &got)
+		header, manifest, ok := bytes.Cut(b, []byte{'\n'})
+		if !ok {
+			err = errors.New("no manifest after the entry's header")
+		} else if err = json.Unmarshal(header, &got); err == nil {
+			got.Manifest = manifest
+		}
 	}
 	if err == nil && (got.Format != want.Format || got.Digest != want.Digest || got.Host != want.Host ||
 		got.Engine != want.Engine || got.Pages != want.Pages || got.Fuel != want.Fuel || got.Limits != want.Limits) {
@@ -168,7 +178,7 @@ func (r *Runtime) storeMeta(e metaEntry, m *Module) {
 	}
 	b, err := json.Marshal(e)
 	if err == nil {
-		err = writeAtomic(file, b)
+		err = writeAtomic(file, append(append(b, '\n'), e.Manifest...))
 	}
 	if err != nil {
 		r.log.Warn("plugin metadata cache not written", "entry", file, "err", err)

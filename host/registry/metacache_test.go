@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -71,10 +72,15 @@ func TestWarmRestart(t *testing.T) {
 		t.Errorf("a warm start compiled %d times, want 0", n)
 	}
 
+	// A manifest this corral accepts, for the entries of format 1 (one
+	// JSON object holding it) and of another key.
+	manifest := json.RawMessage(`{"abi":1,"name":"good","schemes":["good"]}`)
 	for name, junk := range map[string][]byte{
-		"truncated":   []byte(`{"format":1,"dig`),
-		"other file":  mustJSON(t, map[string]any{"format": 1, "digest": "00", "manifest": json.RawMessage(`{}`)}),
-		"bad version": []byte(`{"format":99}`),
+		"truncated":   []byte(`{"format":2,"dig`),
+		"no manifest": []byte(`{"format":2}`),
+		"other file":  append(mustJSON(t, map[string]any{"format": 2, "digest": "00"}), append([]byte("\n"), manifest...)...),
+		"bad version": []byte("{\"format\":99}\n{}"),
+		"format 1":    mustJSON(t, map[string]any{"format": 1, "digest": "00", "manifest": manifest}),
 	} {
 		if err := os.WriteFile(entries[0], junk, 0o600); err != nil {
 			t.Fatal(err)
@@ -87,7 +93,8 @@ func TestWarmRestart(t *testing.T) {
 			Digest string `json:"digest"`
 		}
 		b, _ := os.ReadFile(entries[0])
-		if err := json.Unmarshal(b, &e); err != nil || e.Format != 1 || len(e.Digest) != 64 {
+		header, rest, ok := bytes.Cut(b, []byte("\n"))
+		if err := json.Unmarshal(header, &e); !ok || err != nil || e.Format != 2 || len(e.Digest) != 64 || !json.Valid(rest) {
 			t.Errorf("%s entry: rebuilt as %s (%v)", name, b, err)
 		}
 	}
