@@ -25,8 +25,11 @@ import (
 // A releaser collects and returns that memory (debug.FreeOSMemory) once
 // the plugins' life cycle has been quiet for RuntimeConfig.ReleaseAfter:
 // no module opened, no code released (a plugin asleep or closed), no
-// plugin closed, no wake-up started or running; and never sooner than
-// releaseGap times that after the previous release. A release runs off
+// plugin closed, no wake-up started or running; and, after a release,
+// not before releaseSpacing times the CPU it took has passed (releases
+// then take at most a twentieth of a core however often plugins fall
+// asleep), nor later than releaseCap times ReleaseAfter (wall time, which
+// a loaded machine stretches, would put the next one off for long). A release runs off
 // every request path and never during a wake-up; it costs one garbage
 // collection of the live heap (20-40 ms of CPU for 100 sleeping Go
 // guests) and, after it, the page faults of the heap growing again and
@@ -36,10 +39,12 @@ import (
 // idle: its heap is left to the Go runtime's own collections and
 // background scavenger.
 
-// releaseGap is how many times ReleaseAfter must pass between two
-// releases, so that a process whose plugins fall asleep one by one,
-// seconds apart, does not collect its heap at each.
-const releaseGap = 10
+// releaseSpacing is how many times a release's CPU must pass before the
+// next one; releaseCap times ReleaseAfter is the most that spacing is.
+const (
+	releaseSpacing = 20
+	releaseCap     = 5
+)
 
 // releaser runs debug.FreeOSMemory once the life cycle is quiet.
 type releaser struct {
@@ -50,7 +55,7 @@ type releaser struct {
 	timer   *time.Timer
 	pending bool      // an event not yet followed by a release
 	busy    int       // wake-ups running: no release until they end
-	last    time.Time // the end of the previous release
+	next    time.Time // no release before then (releaseSpacing)
 	closed  bool
 
 	releases atomic.Int64
@@ -102,7 +107,7 @@ func (r *releaser) armLocked() {
 	if r.closed {
 		return
 	}
-	wait := releaseWait(r.last, time.Now(), r.after)
+	wait := releaseWait(r.next, time.Now(), r.after)
 	if r.timer == nil {
 		r.timer = time.AfterFunc(wait, r.release)
 	} else {
@@ -110,11 +115,10 @@ func (r *releaser) armLocked() {
 	}
 }
 
-// releaseWait is how long after an event at now the release comes, the
-// previous one having ended at last: after, or longer while the gap since
-// last has not passed.
-func releaseWait(last, now time.Time, after time.Duration) time.Duration {
-	return max(after, last.Add(releaseGap*after).Sub(now))
+// releaseWait is how long after an event at now the release comes: after,
+// or until next if that is later.
+func releaseWait(next, now time.Time, after time.Duration) time.Duration {
+	return max(after, next.Sub(now))
 }
 
 // release collects the heap and returns its free pages to the system.
@@ -125,20 +129,24 @@ func (r *releaser) release() {
 		return
 	}
 	r.pending = false
-	r.last = time.Now() // an event during the release waits for the gap
+	r.next = time.Now().Add(time.Hour) // an event during the release waits for its end
 	r.mu.Unlock()
 	before := readMemMetrics()
 	start := time.Now()
 	debug.FreeOSMemory()
 	took := time.Since(start)
 	after := readMemMetrics()
+	cpu := time.Duration((after.cpu - before.cpu) * float64(time.Second))
 	r.releases.Add(1)
 	r.mu.Lock()
-	r.last = time.Now()
+	r.next = time.Now().Add(min(releaseSpacing*max(cpu, 0), releaseCap*r.after))
+	if r.pending { // an event came during the release
+		r.armLocked()
+	}
 	r.mu.Unlock()
 	r.log.Debug("memory returned to the system", "took", took.String(),
 		"released_bytes", int64(after.released-before.released), "heap_bytes", int64(after.heap),
-		"cpu", time.Duration((after.cpu-before.cpu)*float64(time.Second)).String())
+		"cpu", cpu.String())
 }
 
 // close stops the releaser; a release running finishes.

@@ -11,17 +11,15 @@ func TestReleaseWait(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name string
-		last time.Time // the end of the previous release
-		now  time.Duration
+		next time.Time // no release before
 		want time.Duration
 	}{
-		{"no release yet", time.Time{}, 0, time.Second},
-		{"long after the last release", t0, time.Hour, time.Second},
-		{"just after a release", t0, 0, releaseGap * time.Second},
-		{"3 s after a release", t0, 3 * time.Second, (releaseGap - 3) * time.Second},
-		{"a second before the gap is over", t0, (releaseGap - 1) * time.Second, time.Second},
+		{"no release yet", time.Time{}, time.Second},
+		{"long after the last release", t0.Add(-time.Hour), time.Second},
+		{"4 s of spacing left", t0.Add(4 * time.Second), 4 * time.Second},
+		{"half a second of spacing left", t0.Add(500 * time.Millisecond), time.Second},
 	} {
-		if got := releaseWait(c.last, t0.Add(c.now), time.Second); got != c.want {
+		if got := releaseWait(c.next, t0, time.Second); got != c.want {
 			t.Errorf("%s: release in %s, want %s", c.name, got, c.want)
 		}
 	}
@@ -46,11 +44,7 @@ func TestReleaserBurst(t *testing.T) {
 	if n := r.releases.Load(); n != 1 {
 		t.Errorf("%d releases after one burst, want 1", n)
 	}
-	// A wake-up holds releases off until it ends; the next comes after
-	// the gap.
-	r.mu.Lock()
-	r.last = time.Time{} // no gap to wait for
-	r.mu.Unlock()
+	// A wake-up holds releases off until it ends.
 	r.begin()
 	r.note()
 	time.Sleep(time.Second)
