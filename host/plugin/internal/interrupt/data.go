@@ -46,13 +46,27 @@ func (m *module) dataSection(b []byte) []byte {
 	if !ok {
 		return b
 	}
-	out := make([]byte, 0, len(b)+len(b)/4)
+	// The zeros may not make the section much larger than it was (a
+	// quarter, or a KiB for a small one): a module of one-byte segments
+	// spaced CoalesceGap apart would otherwise come out many times its
+	// size.
+	limit := len(b) + max(len(b)/4, 1024)
+	out := make([]byte, 0, limit)
 	out = appendU32(out, 0) // the count, replaced below
 	count := 0
 	var run []dataSegment // the run being made
 	var runEnd uint64     // the end of its last segment
 	var written spans     // the bytes of every segment so far
 	flush := func() {
+		if len(run) > 1 && len(out)+int(runEnd-run[0].offset)+16 > limit {
+			// Joined, this run would outgrow the limit: kept as it is.
+			for _, s := range run {
+				out = append(out, s.raw...)
+			}
+			count += len(run)
+			run = run[:0]
+			return
+		}
 		if len(run) == 1 {
 			out = append(out, run[0].raw...)
 		} else if len(run) > 1 {

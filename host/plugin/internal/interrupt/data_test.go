@@ -3,6 +3,8 @@ package interrupt
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -132,4 +134,29 @@ func dataImage(t *testing.T, wasm []byte) ([]byte, bool) {
 		copy(mem[s.offset:], s.bytes)
 	}
 	return bytes.TrimRight(mem, "\x00"), true
+}
+
+// TestCoalesceDataBounded: joining never makes the data section much
+// larger than it was: one-byte segments spaced the widest gap apart stay
+// as they are, where joining them would multiply the section's size.
+func TestCoalesceDataBounded(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`(module (memory 2)`)
+	for i := range 1000 {
+		fmt.Fprintf(&src, ` (data (i32.const %d) "x")`, i*(CoalesceGap+1))
+	}
+	src.WriteString(`)`)
+	orig := wat(t, src.String())
+	out, info, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Coalesced != 0 || len(out) > len(orig)+len(orig)/4 {
+		t.Errorf("%d segments joined, %d bytes from %d: want none joined", info.Coalesced, len(out), len(orig))
+	}
+	a, _ := dataImage(t, orig)
+	b, _ := dataImage(t, out)
+	if !bytes.Equal(a, b) {
+		t.Error("the data segments write another memory")
+	}
 }
