@@ -85,6 +85,20 @@ var (
 // Two providers claiming the same name, scheme, prompt or tool is an error
 // naming both, so a newcomer that conflicts never replaces a working Set.
 func NewSet(providers []Provider, opts Options) (*Set, error) {
+	return newSet(providers, opts, true)
+}
+
+// Check validates one provider's manifest and claims on their own, as
+// NewSet does (pre-encoding its list items, which can fail too), without
+// the Set's generation, for a loader to refuse a plugin before it joins
+// the others.
+func Check(p Provider) error {
+	_, err := newSet([]Provider{p}, Options{}, false)
+	return err
+}
+
+// newSet is NewSet; withGen computes the Set's generation.
+func newSet(providers []Provider, opts Options, withGen bool) (*Set, error) {
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
@@ -141,10 +155,12 @@ func NewSet(providers []Provider, opts Options) (*Set, error) {
 			}
 			return nil, fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 		}
-		mj, _ := json.Marshal(p.manifest)
-		h.Write(mj)
-		h.Write([]byte(p.Digest()))
-		h.Write([]byte{0})
+		if withGen {
+			mj, _ := json.Marshal(p.manifest)
+			h.Write(mj)
+			h.Write([]byte(p.Digest()))
+			h.Write([]byte{0})
+		}
 	}
 	sum := h.Sum(nil)
 	s.gen = binary.BigEndian.Uint64(sum)

@@ -222,7 +222,7 @@ func (r *Registry) load(ctx context.Context, j *compileJob) outcome {
 		o.err = err
 		return o
 	}
-	if _, err := catalog.NewSet([]catalog.Provider{manifestOnly{m}}, catalog.Options{}); err != nil {
+	if err := catalog.Check(manifestOnly{m}); err != nil {
 		_ = mod.Close(ctx)
 		o.err = fmt.Errorf("plugin %s: %w", m.Name, err)
 		return o
