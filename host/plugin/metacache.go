@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // The metadata cache keeps, for every plugin file described, what a start
@@ -21,18 +22,20 @@ import (
 // description depends on: the file's digest, this corral binary (its own
 // digest: another build may parse or check a manifest differently), the
 // engine and memory limit it was described under, and the compile limits
-// the file passed. An entry is a line of JSON, its format version and key
-// fields and the ABI minor, then the manifest as describe answered it, so
-// that reading it back parses the manifest once; one that does not read
-// back, names another key or holds a manifest this corral refuses is
-// removed, and the file compiled and described again.
+// the file passed. An entry is three lines: its key (format version and
+// key fields, the JSON its name is the sha256 of), its ABI minor, then the
+// manifest as describe answered it; reading it back compares the key's
+// bytes and parses the manifest once. One that does not read back, names
+// another key or holds a manifest this corral refuses is removed, and the
+// file compiled and described again.
 
 // metaFormat is the format of a metadata cache entry (1: one JSON object
-// holding the manifest; 2: a header line, then the manifest).
-const metaFormat = 2
+// holding the manifest; 2: a JSON header line, then the manifest; 3: the
+// key, the minor and the manifest, a line each).
+const metaFormat = 3
 
-// metaEntry is one metadata cache entry: its header, and the manifest
-// written after it.
+// metaEntry is one metadata cache entry: its key fields, its minor and its
+// manifest.
 type metaEntry struct {
 	Format   int           `json:"format"`
 	Digest   string        `json:"digest"`
@@ -41,7 +44,7 @@ type metaEntry struct {
 	Pages    uint32        `json:"pages"`
 	Fuel     uint64        `json:"fuel"`
 	Limits   CompileLimits `json:"limits"`
-	Minor    uint32        `json:"minor"`
+	Minor    uint32        `json:"-"`
 	Manifest []byte        `json:"-"`
 }
 
@@ -108,20 +111,46 @@ func (r *Runtime) metaKey(digest string, k engineKey) metaEntry {
 	return metaEntry{Format: metaFormat, Digest: digest, Host: r.hostDigest(), Engine: k.name, Pages: k.pages, Fuel: k.fuel, Limits: r.cfg.Compile}
 }
 
-// metaPath returns the file of e, "" when there is no metadata cache.
-func (r *Runtime) metaPath(e metaEntry) string {
+// metaPath returns the file of e and its key's JSON, "" when there is no
+// metadata cache.
+func (r *Runtime) metaPath(e metaEntry) (string, []byte) {
 	if r.cfg.MetaDir == "" || e.Host == "" {
-		return ""
+		return "", nil
 	}
-	key, _ := json.Marshal(metaEntry{Format: e.Format, Digest: e.Digest, Host: e.Host, Engine: e.Engine, Pages: e.Pages, Fuel: e.Fuel, Limits: e.Limits})
+	key, _ := json.Marshal(e) // the key fields alone
 	sum := sha256.Sum256(key)
-	return filepath.Join(r.cfg.MetaDir, hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(r.cfg.MetaDir, hex.EncodeToString(sum[:])+".json"), key
+}
+
+// encodeMeta returns the content of e's entry, whose key's JSON is key.
+func encodeMeta(key []byte, e metaEntry) []byte {
+	b := append(append(make([]byte, 0, len(key)+len(e.Manifest)+12), key...), '\n')
+	b = strconv.AppendUint(b, uint64(e.Minor), 10)
+	return append(append(b, '\n'), e.Manifest...)
+}
+
+// decodeMeta returns the minor and manifest of the entry b, whose key's
+// JSON must be key.
+func decodeMeta(key, b []byte) (uint32, []byte, error) {
+	got, rest, ok := bytes.Cut(b, []byte{'\n'})
+	if !ok || !bytes.Equal(got, key) {
+		return 0, nil, errors.New("entry of another format, file, corral, engine or limits")
+	}
+	minor, manifest, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return 0, nil, errors.New("no manifest after the entry's minor")
+	}
+	n, err := strconv.ParseUint(string(minor), 10, 32)
+	if err != nil {
+		return 0, nil, fmt.Errorf("minor: %w", err)
+	}
+	return uint32(n), manifest, nil
 }
 
 // cachedModule returns the module described by want's entry, nil when
 // there is none that this corral accepts (a bad one is removed).
 func (r *Runtime) cachedModule(path string, want metaEntry) *Module {
-	file := r.metaPath(want)
+	file, key := r.metaPath(want)
 	if file == "" {
 		return nil
 	}
@@ -129,18 +158,9 @@ func (r *Runtime) cachedModule(path string, want metaEntry) *Module {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	var got metaEntry
+	got := want
 	if err == nil {
-		header, manifest, ok := bytes.Cut(b, []byte{'\n'})
-		if !ok {
-			err = errors.New("no manifest after the entry's header")
-		} else if err = json.Unmarshal(header, &got); err == nil {
-			got.Manifest = manifest
-		}
-	}
-	if err == nil && (got.Format != want.Format || got.Digest != want.Digest || got.Host != want.Host ||
-		got.Engine != want.Engine || got.Pages != want.Pages || got.Fuel != want.Fuel || got.Limits != want.Limits) {
-		err = fmt.Errorf("entry of format %d for another file, corral, engine or limits", got.Format)
+		got.Minor, got.Manifest, err = decodeMeta(key, b)
 	}
 	var m *Module
 	if err == nil {
@@ -172,15 +192,11 @@ func (r *Runtime) storeMeta(e metaEntry, m *Module) {
 	e.Minor, e.Manifest = m.minor, m.raw
 	m.raw = nil // describe's answer is kept for this entry only
 	m.mu.Unlock()
-	file := r.metaPath(e)
+	file, key := r.metaPath(e)
 	if file == "" || e.Manifest == nil {
 		return
 	}
-	b, err := json.Marshal(e)
-	if err == nil {
-		err = writeAtomic(file, append(append(b, '\n'), e.Manifest...))
-	}
-	if err != nil {
+	if err := writeAtomic(file, encodeMeta(key, e)); err != nil {
 		r.log.Warn("plugin metadata cache not written", "entry", file, "err", err)
 	}
 }

@@ -91,11 +91,8 @@ func sleepingFleet(b *testing.B, paths []string, meta string, resources int, rel
 		digests[i] = hex.EncodeToString(sum[:])
 		e := rt.metaKey(digests[i], rt.keyFor(cfg))
 		e.Minor, e.Manifest = abi.Minor, fixtureManifest(b, fmt.Sprintf("bfx%03d", i), resources)
-		entry, err := json.Marshal(e)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := writeAtomic(rt.metaPath(e), entry); err != nil {
+		file, key := rt.metaPath(e)
+		if err := writeAtomic(file, encodeMeta(key, e)); err != nil {
 			b.Fatal(err)
 		}
 	}

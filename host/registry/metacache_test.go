@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/config"
 	"github.com/corral-mcp/corral/host/plugin"
 )
@@ -72,14 +74,21 @@ func TestWarmRestart(t *testing.T) {
 		t.Errorf("a warm start compiled %d times, want 0", n)
 	}
 
-	// A manifest this corral accepts, for the entries of format 1 (one
-	// JSON object holding it) and of another key.
+	// A manifest this corral accepts, for the entries of the formats
+	// before (1: one JSON object holding it; 2: a JSON header line, then
+	// it) and of another key; the entry's own key, for a broken one.
 	manifest := json.RawMessage(`{"abi":1,"name":"good","schemes":["good"]}`)
+	built, err := os.ReadFile(entries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, _ := bytes.Cut(built, []byte("\n"))
 	for name, junk := range map[string][]byte{
-		"truncated":   []byte(`{"format":2,"dig`),
-		"no manifest": []byte(`{"format":2}`),
-		"other file":  append(mustJSON(t, map[string]any{"format": 2, "digest": "00"}), append([]byte("\n"), manifest...)...),
-		"bad version": []byte("{\"format\":99}\n{}"),
+		"truncated":   []byte(`{"format":3,"dig`),
+		"no manifest": append(bytes.Clone(key), "\n4"...),
+		"bad minor":   append(append(bytes.Clone(key), "\nfour\n"...), manifest...),
+		"other file":  append(mustJSON(t, map[string]any{"format": 3, "digest": "00"}), append([]byte("\n4\n"), manifest...)...),
+		"format 2":    append(mustJSON(t, map[string]any{"format": 2, "digest": "00", "minor": 4}), append([]byte("\n"), manifest...)...),
 		"format 1":    mustJSON(t, map[string]any{"format": 1, "digest": "00", "manifest": manifest}),
 	} {
 		if err := os.WriteFile(entries[0], junk, 0o600); err != nil {
@@ -93,9 +102,10 @@ func TestWarmRestart(t *testing.T) {
 			Digest string `json:"digest"`
 		}
 		b, _ := os.ReadFile(entries[0])
-		header, rest, ok := bytes.Cut(b, []byte("\n"))
-		if err := json.Unmarshal(header, &e); !ok || err != nil || e.Format != 2 || len(e.Digest) != 64 || !json.Valid(rest) {
-			t.Errorf("%s entry: rebuilt as %s (%v)", name, b, err)
+		lines := bytes.SplitN(b, []byte("\n"), 3)
+		if len(lines) != 3 || json.Unmarshal(lines[0], &e) != nil || e.Format != 3 || len(e.Digest) != 64 ||
+			string(lines[1]) != strconv.Itoa(int(abi.Minor)) || !json.Valid(lines[2]) || !bytes.Equal(b, built) {
+			t.Errorf("%s entry: rebuilt as %s, want %s", name, b, built)
 		}
 	}
 }
