@@ -93,7 +93,10 @@ func (r *Runtime) Open(ctx context.Context, f File, cfg Config) (*Module, error)
 			return nil, fmt.Errorf("the plugin file changed while it was loaded (sha256 %s expected): its new content loads at the next scan", f.Digest[:min(12, len(f.Digest))])
 		}
 	}
-	m, err := r.compileModule(ctx, data, f.Digest, cfg, func() ([]byte, error) { return os.ReadFile(f.Path) })
+	// The module reads the file again when it must: its closure holds the
+	// path alone, not f, whose Data would stay live as long as the module.
+	path := f.Path
+	m, err := r.compileModule(ctx, data, f.Digest, cfg, func() ([]byte, error) { return os.ReadFile(path) })
 	if err != nil {
 		return nil, err
 	}
