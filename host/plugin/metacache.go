@@ -105,6 +105,9 @@ func (r *Runtime) Open(ctx context.Context, f File, cfg Config) (*Module, error)
 		return nil, err
 	}
 	r.storeMeta(e, m)
+	if cfg.SleepAfter > 0 {
+		m.expireHeld(cfg.SleepAfter)
+	}
 	return m, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/corral-mcp/corral/abi"
 )
@@ -33,6 +34,7 @@ type Module struct {
 	pin    *engineKey
 	spare  *instance // the described instance, for the first Load under spareKey
 	spareK engineKey
+	expiry *time.Timer // drops spare and pin (expireHeld)
 	closed bool
 }
 
@@ -246,15 +248,35 @@ func (m *Module) dropSpare(ctx context.Context) {
 	}
 }
 
+// expireHeld drops the described instance and the pinned code once d
+// has passed, if no Load took them: a module described but not loaded in
+// that time (a start of many files, which binds them once all are
+// described; a file refused until another goes) then holds its manifest
+// only, as a sleeping plugin does, and a later Load starts it asleep.
+func (m *Module) expireHeld(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.expiry != nil {
+		return
+	}
+	m.expiry = time.AfterFunc(d, func() {
+		m.dropSpare(context.Background())
+		m.unpin()
+	})
+}
+
 // Close releases what the module holds: the code CompileFor pinned and
 // the described instance no Load took. Plugins loaded from it hold their
 // own references and may outlive it.
 func (m *Module) Close(ctx context.Context) error {
-	m.dropSpare(ctx)
-	m.unpin()
 	m.mu.Lock()
 	m.closed = true
+	if m.expiry != nil {
+		m.expiry.Stop()
+	}
 	m.mu.Unlock()
+	m.dropSpare(ctx)
+	m.unpin()
 	return nil
 }
 

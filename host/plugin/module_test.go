@@ -197,3 +197,82 @@ func TestWarmMetadataCache(t *testing.T) {
 		t.Errorf("after the rebuild a warm open compiled %d times, want 0", e.rt.Compiles())
 	}
 }
+
+// TestOpenedModuleSleeps: a module Open compiled and described keeps its
+// code and described instance for SleepAfter only when nothing loads it
+// (a start of many files binds them once all are described): then the
+// runtime holds no code for it, a Load starts its plugin asleep and the
+// first call wakes it. A Load in time takes the instance, and a module
+// that may not sleep keeps both.
+func TestOpenedModuleSleeps(t *testing.T) {
+	ctx := context.Background()
+	held := func(e *env) int {
+		e.rt.mu.Lock()
+		defer e.rt.mu.Unlock()
+		return len(e.rt.code)
+	}
+	spare := func(m *Module) bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.spare != nil
+	}
+	open := func(sleepAfter time.Duration) (*env, *Module, string) {
+		e := newEnv(t, RuntimeConfig{})
+		path, data := writeFixture(t, t.TempDir(), "good")
+		m, err := e.rt.Open(ctx, File{Path: path, Data: data}, Config{SleepAfter: sleepAfter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close(ctx) })
+		if !spare(m) || held(e) != 1 {
+			t.Fatalf("just opened: spare %v, %d compiled modules held; want the described instance and its code", spare(m), held(e))
+		}
+		return e, m, path
+	}
+
+	t.Run("not loaded in time", func(t *testing.T) {
+		e, m, path := open(20 * time.Millisecond)
+		deadline := time.Now().Add(10 * time.Second)
+		for spare(m) || m.pinned() || held(e) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("after SleepAfter: spare %v, pinned %v, %d compiled modules held; want none", spare(m), m.pinned(), held(e))
+			}
+			time.Sleep(time.Millisecond)
+		}
+		before := e.rt.Compiles()
+		p, err := e.rt.Load(ctx, m, Config{Source: path, SleepAfter: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(ctx)
+		if p.Life() != LifeSleeping || e.rt.Compiles() != before {
+			t.Errorf("loaded after its code expired: %s after %d compiles, want sleeping after none", p.Life(), e.rt.Compiles()-before)
+		}
+		readGood(t, p)
+		if p.Wakes() != 1 {
+			t.Errorf("%d wake-ups after the first call, want 1", p.Wakes())
+		}
+	})
+	t.Run("loaded in time", func(t *testing.T) {
+		e, m, path := open(time.Hour)
+		before := e.rt.Compiles()
+		p, err := e.rt.Load(ctx, m, Config{Source: path, SleepAfter: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close(ctx)
+		if p.Life() != LifeHot || spare(m) || e.rt.Compiles() != before {
+			t.Errorf("loaded in time: %s, spare %v, %d compiles; want hot on the described instance", p.Life(), spare(m), e.rt.Compiles()-before)
+		}
+		readGood(t, p)
+	})
+	t.Run("never sleeps", func(t *testing.T) {
+		_, m, _ := open(0)
+		m.mu.Lock()
+		armed := m.expiry != nil
+		m.mu.Unlock()
+		if armed {
+			t.Error("SleepAfter 0: the module's code and instance are set to expire; want them kept")
+		}
+	})
+}
