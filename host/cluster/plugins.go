@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 	"github.com/corral-mcp/corral/host/trust"
 )
 
@@ -292,18 +293,7 @@ func (m *Mirror) apply(ctx context.Context, b jetstream.ObjectStore, info *jetst
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(m.dir, ".incoming-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return err
 	}
 	m.log.Info("cluster: plugin published", "object", info.Name, "bytes", len(data))

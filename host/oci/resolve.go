@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/corral-mcp/corral/host/config"
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // Resolver binds plugin sources to the modules its store keeps.
@@ -217,5 +218,8 @@ func (l *Lock) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("oci: lock: %w", err)
 	}
-	return writeAtomic(path, append(b, '\n'))
+	if err := atomicfile.Write(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("oci: lock: %w", err)
+	}
+	return nil
 }

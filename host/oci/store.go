@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 	"github.com/corral-mcp/corral/host/trust"
 )
 
@@ -61,8 +62,8 @@ func (s *Store) Put(a Artifact) (string, error) {
 		return "", fmt.Errorf("oci: module of %s: sha256 %s, its manifest says %s; the stored copy is kept", a.Manifest, hexSum, a.ModuleDigest)
 	}
 	path := s.ModulePath(hexSum)
-	if err := writeAtomic(path, a.Module); err != nil {
-		return "", err
+	if err := atomicfile.Write(path, a.Module, 0o644); err != nil {
+		return "", fmt.Errorf("oci: store: %w", err)
 	}
 	for _, sig := range []struct {
 		suffix string
@@ -74,13 +75,13 @@ func (s *Store) Put(a Artifact) (string, error) {
 			}
 			continue
 		}
-		if err := writeAtomic(path+sig.suffix, sig.b); err != nil {
-			return "", err
+		if err := atomicfile.Write(path+sig.suffix, sig.b, 0o644); err != nil {
+			return "", fmt.Errorf("oci: store: %w", err)
 		}
 	}
 	rec, _ := json.Marshal(stored{Module: a.ModuleDigest})
-	if err := writeAtomic(s.manifestPath(a.Manifest), rec); err != nil {
-		return "", err
+	if err := atomicfile.Write(s.manifestPath(a.Manifest), rec, 0o644); err != nil {
+		return "", fmt.Errorf("oci: store: %w", err)
 	}
 	return path, nil
 }
@@ -125,7 +126,10 @@ func safePath(s string) string {
 
 // RecordTag records the manifest digest a tag was resolved to.
 func (s *Store) RecordTag(ref Reference, manifest string) error {
-	return writeAtomic(s.tagPath(ref), []byte(manifest+"\n"))
+	if err := atomicfile.Write(s.tagPath(ref), []byte(manifest+"\n"), 0o644); err != nil {
+		return fmt.Errorf("oci: store: %w", err)
+	}
+	return nil
 }
 
 // Tag returns the manifest digest recorded for ref's tag, "" when none.
@@ -144,29 +148,4 @@ func (s *Store) Tag(ref Reference) string {
 func isHex64(s string) bool {
 	b, err := hex.DecodeString(s)
 	return err == nil && len(b) == 32
-}
-
-func writeAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("oci: store: %w", err)
-	}
-	return nil
 }

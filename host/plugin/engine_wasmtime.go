@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
+
 	wasmtime "github.com/bytecodealliance/wasmtime-go/v39"
 )
 
@@ -194,40 +196,15 @@ func (f *wtFlavor) compile(wasm []byte) (*wtShared, error) {
 		mod = m
 		if path != "" {
 			// A cache that cannot be written only costs a compile later.
-			_ = writeCacheFile(path, mod)
+			if b, err := mod.Serialize(); err == nil {
+				_ = atomicfile.Write(path, b, 0o600)
+			}
 		}
 	}
 	s := &wtShared{sum: sum, mod: mod, refs: 1}
 	s.describe()
 	f.modules[sum] = s
 	return s, nil
-}
-
-// writeCacheFile serializes mod to path through a temporary file and a
-// rename, so a concurrent reader never sees half a file.
-func writeCacheFile(path string, mod *wasmtime.Module) error {
-	b, err := mod.Serialize()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
 }
 
 func (f *wtFlavor) release(s *wtShared) {

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // The rewritten-module cache keeps, beside wazero's compilation cache, every
@@ -147,5 +149,5 @@ func writeRewrite(file string, key rewriteHeader, out []byte) error {
 		return err
 	}
 	buf.Write(out)
-	return writeAtomic(file, buf.Bytes())
+	return atomicfile.Write(file, buf.Bytes(), 0o600)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/corral-mcp/corral/abi"
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 	"github.com/corral-mcp/corral/host/plugin/internal/interrupt"
 )
 
@@ -253,7 +254,7 @@ func TestRewriteCacheWithoutLogger(t *testing.T) {
 	if !ok {
 		t.Fatal("no entry for a digest")
 	}
-	if err := writeAtomic(file, []byte("not an entry")); err != nil {
+	if err := atomicfile.Write(file, []byte("not an entry"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := b.rewrite.get(digest); ok {

@@ -9,6 +9,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // kvLogName is the file of a plugin's store under its data directory;
@@ -202,29 +204,12 @@ func (l *kvLog) migrate(data map[string][]byte) error {
 // rewrite writes data as a fresh log (a temporary file synced, then
 // renamed over the log and the directory synced) and returns its size.
 func (l *kvLog) rewrite(data map[string][]byte) (int64, error) {
-	dir := filepath.Dir(l.path)
-	tmp, err := os.CreateTemp(dir, ".kv-*")
-	if err != nil {
-		return 0, fmt.Errorf("kv: %w", err)
-	}
 	buf := kvHeaderBytes()
 	for k, v := range data {
 		buf = appendRecord(buf, kvOpSet, k, v)
 	}
-	_, werr := tmp.Write(buf)
-	serr := tmp.Sync()
-	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.WriteDurable(l.path, buf, 0o600); err != nil {
 		return 0, fmt.Errorf("kv: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), l.path); err != nil {
-		os.Remove(tmp.Name())
-		return 0, fmt.Errorf("kv: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return int64(len(buf)), nil
 }

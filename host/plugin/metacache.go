@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // The metadata cache keeps, for every plugin file described, what a start
@@ -202,33 +204,9 @@ func (r *Runtime) storeMeta(e metaEntry, m *Module) {
 	if file == "" || e.Manifest == nil {
 		return
 	}
-	if err := writeAtomic(file, encodeMeta(key, e)); err != nil {
+	if err := atomicfile.Write(file, encodeMeta(key, e), 0o600); err != nil {
 		r.log.Warn("plugin metadata cache not written", "entry", file, "err", err)
 	}
-}
-
-// writeAtomic writes b to path (its directory created 0700) through a
-// temporary file and a rename, so a reader never sees half of it.
-func writeAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 // hostDigest returns the sha256 of the running executable, "" when it

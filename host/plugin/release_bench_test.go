@@ -17,6 +17,7 @@ import (
 
 	"github.com/corral-mcp/corral/abi"
 	"github.com/corral-mcp/corral/host/catalog"
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // BenchmarkSleepingPlugins is what a warm restart of 100 sleeping Go
@@ -92,7 +93,7 @@ func sleepingFleet(b *testing.B, paths []string, meta string, resources int, rel
 		e := rt.metaKey(digests[i], rt.keyFor(cfg))
 		e.Minor, e.Manifest = abi.Minor, fixtureManifest(b, fmt.Sprintf("bfx%03d", i), resources)
 		file, key := rt.metaPath(e)
-		if err := writeAtomic(file, encodeMeta(key, e)); err != nil {
+		if err := atomicfile.Write(file, encodeMeta(key, e), 0o600); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,9 +7,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/corral-mcp/corral/host/internal/atomicfile"
 )
 
 // The digest record (Options.DigestFile) remembers the sha256 of every
@@ -161,7 +162,7 @@ func (d *digests) flush(present func(path string) bool) {
 	d.dirty = false
 	d.mu.Unlock()
 	if err == nil {
-		err = writeFileAtomic(d.path, b)
+		err = atomicfile.Write(d.path, b, 0o600)
 	}
 	if err != nil {
 		d.mu.Lock()
@@ -169,28 +170,4 @@ func (d *digests) flush(present func(path string) bool) {
 		d.mu.Unlock()
 		d.log.Warn("plugin digest record not written", "file", d.path, "err", err)
 	}
-}
-
-// writeFileAtomic writes b to path (its directory created 0700) through a
-// temporary file and a rename, so that a reader never sees half of it.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".digests-*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
