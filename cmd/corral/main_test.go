@@ -141,7 +141,16 @@ var (
 	binErr  error
 )
 
-// corralBinary builds cmd/corral once per test run.
+// TestMain removes the binary corralBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// corralBinary builds cmd/corral once per test run (TestMain removes it).
 func corralBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
