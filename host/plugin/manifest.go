@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/corral-mcp/corral/abi"
-	"github.com/corral-mcp/corral/host/internal/jsonread"
 )
 
 var (
@@ -22,8 +21,8 @@ func parseManifest(b []byte) (m *abi.Manifest, unknown []string, err error) {
 	// The strict reader: valid UTF-8 also in the raw members (schemas,
 	// annotations, icons) that clients receive, no repeated or
 	// case-folded member names, nothing after the object.
-	m = new(abi.Manifest)
-	if err := jsonread.Unmarshal(b, m); err != nil {
+	m, err = decodeManifest(b)
+	if err != nil {
 		return nil, nil, fmt.Errorf("manifest: %w", err)
 	}
 	var problems []string
