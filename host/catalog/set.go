@@ -156,8 +156,7 @@ func newSet(providers []Provider, opts Options, withGen bool) (*Set, error) {
 			return nil, fmt.Errorf("catalog: plugin %s: %w", p.name, err)
 		}
 		if withGen {
-			mj, _ := json.Marshal(p.manifest)
-			h.Write(mj)
+			hashManifest(h, p.manifest)
 			h.Write([]byte(p.Digest()))
 			h.Write([]byte{0})
 		}
