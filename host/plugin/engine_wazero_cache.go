@@ -73,7 +73,9 @@ func (c rewriteCache) get(digest string) ([]byte, bool) {
 	if err == nil {
 		return out, true
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, errOtherBuild) {
+		c.log.Debug("rewritten-module cache entry of another build; the plugin file is rewritten for this one", "entry", file)
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		c.log.Warn("rewritten-module cache entry discarded; the plugin file is rewritten again", "entry", file, "err", err)
 		_ = os.Remove(file)
 	}
@@ -109,6 +111,10 @@ func (c rewriteCache) entry(digest string) (file string, key rewriteHeader, ok b
 	return filepath.Join(c.dir, digest+".wasm"), key, true
 }
 
+// errOtherBuild is an entry another corral binary wrote: every entry is
+// one after an upgrade, so it is replaced without a warning.
+var errOtherBuild = errors.New("entry of another build of corral")
+
 // readRewrite returns the rewritten module of the entry in file, whose
 // header must match key but for its length and CRC.
 func readRewrite(file string, key rewriteHeader) ([]byte, error) {
@@ -126,7 +132,7 @@ func readRewrite(file string, key rewriteHeader) ([]byte, error) {
 	case h.Source != key.Source:
 		return nil, errors.New("entry of another plugin file")
 	case h.Host != key.Host:
-		return nil, errors.New("entry of another build of corral")
+		return nil, errOtherBuild
 	}
 	out := b[rewriteHeaderSize:]
 	if uint64(len(out)) != h.Length {
