@@ -27,8 +27,9 @@
 // side by side).
 //
 // Decoder is the low-level reader for the hot paths (host/mcp's request
-// decoding, host/catalog's plugin output). Unmarshal serves the cold ones
-// (manifests, error and input_required objects, http_fetch requests): it
+// decoding, host/catalog's plugin output, host/plugin's manifests, which a
+// start of many plugins reads by the thousand). Unmarshal serves the cold
+// ones (error and input_required objects, http_fetch requests): it
 // walks the value with the member names of the Go type's json tags, then
 // lets encoding/json fill the value, which on input the walk accepted
 // means exactly what the walk checked.

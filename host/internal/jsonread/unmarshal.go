@@ -17,8 +17,8 @@ import (
 // accepts, encoding/json's case-insensitive, last-one-wins matching has
 // nothing to choose between, so v holds exactly what was checked.
 //
-// Unmarshal is for the cold paths (manifests, error objects, http_fetch
-// requests); hot paths read with a Decoder directly.
+// Unmarshal is for the cold paths (error objects, http_fetch requests);
+// hot paths read with a Decoder directly.
 func Unmarshal(b []byte, v any) error {
 	d := NewDecoder(b)
 	d.walk(shapeOf(reflect.TypeOf(v)), "")
