@@ -26,7 +26,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME  ?= 20s
 SOAK_DURATION ?= 10m
 
-.PHONY: build-wasmtime test-wasmtime bench-density bench-engines soak browser test-console test-cluster bench-cluster cluster-parts
+.PHONY: build-wasmtime test-wasmtime bench-density bench-engines bench-notify bench-sdk soak browser test-console test-cluster bench-cluster cluster-parts
 .PHONY: jaeger test-traces
 .PHONY: examples judge toolchains test-rust test-sdk-c test-sdk-assemblyscript test-scaffold
 .PHONY: all build plugins run test test-unit test-race conformance interop bench fuzz testdata check clean peers
@@ -65,7 +65,7 @@ test-wasmtime: build-wasmtime plugins peers examples
 	cd interop && JUDGE_WASM=$(JUDGE_WASM) CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) $(GO) test -count=1 ./...
 	CORRAL_BIN=$(CURDIR)/$(BIN_WASMTIME) CORRAL_PLUGINS_ENGINE=wasmtime CORRAL_PLUGINS_CACHE_DIR=$(WASMTIME_CACHE) bash interop/conformance.sh
 
-# wazero and wasmtime side by side in one run (also part of make bench).
+# wazero and wasmtime side by side in one run.
 bench-engines: build build-wasmtime plugins
 	bash interop/bench-engines.sh
 
@@ -247,11 +247,19 @@ bench-cluster: cluster-parts
 bench-density: build build-wasmtime
 	bash interop/bench-density.sh
 
-bench: build plugins build-wasmtime examples
+# The table of docs/performance.md and the supply chain's costs; the heavy
+# areas have their own targets: bench-engines, bench-notify, bench-sdk,
+# bench-density, bench-cluster (their run times: docs/performance.md).
+bench: build plugins
 	bash interop/bench.sh
-	bash interop/bench-engines.sh
-	bash interop/bench-notify.sh
 	bash interop/bench-supply.sh
+
+# The notification load tests: 1,000 listen streams, a slow WebSocket consumer.
+bench-notify:
+	bash interop/bench-notify.sh
+
+# The example provider as each SDK builds it, side by side.
+bench-sdk: build examples
 	bash sdk/bench.sh
 
 fuzz:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench-engines.sh: wazero and wasmtime side by side, from one run (used by
-# `make bench` and `make bench-engines`).
+# bench-engines.sh: wazero and wasmtime side by side, from one run
+# (`make bench-engines`).
 #
 #   interop/bench-engines.sh                every measure, -count=3
 #   COUNT=5 BENCHTIME=2s interop/bench-engines.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench-notify.sh: the notification load tests (run by `make bench`).
+# bench-notify.sh: the notification load tests (`make bench-notify`).
 #
 #   interop/bench-notify.sh            5 iterations of each
 #   COUNT=10 interop/bench-notify.sh

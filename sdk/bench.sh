@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench.sh: the example provider of docs/plugins.md §2 as each SDK builds it,
-# side by side, one row per language (used by `make bench`, which builds
+# side by side, one row per language (`make bench-sdk`, which builds
 # build/examples/*.wasm first).
 #
 #   sdk/bench.sh                       every example in build/examples, -count=3
