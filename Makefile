@@ -242,7 +242,8 @@ bench-cluster: cluster-parts
 
 # Row 5 of make bench at full size (docs/performance.md#density-plugins-per-process): 1,000
 # Go-guest and 10,000 small plugins per process, on wazero and wasmtime.
-# Cold, about 45 minutes and 40 GB of disk; the script checks df and
+# Cold, about 85 minutes and 40 GB of disk (wazero 30 min, wasmtime 50, at
+# 2 cores; DENSITY_ENGINES=wazero for one); the script checks df and
 # memory first and scales the Go fleet down, with a note, when short.
 bench-density: build build-wasmtime
 	bash interop/bench-density.sh

@@ -12,8 +12,9 @@
 #   BENCH_ARGS='-reps 5' interop/bench-density.sh
 #
 # What it needs at full size, on 2 cores: compiling 1,000 Go modules cold
-# takes about 16 minutes per engine, and their compilation cache about
-# 17 MB each (about 17 GB per engine), plus 4 MB per plugin file; 10,000
+# takes about 30 minutes on wazero and 50 on wasmtime, and their
+# compilation cache about 17 MB each on wazero (22 with its interrupt
+# rewrites; 13 on wasmtime), plus 4 MB per plugin file; 10,000
 # small plugins take seconds and a few tens of MB. Memory: about 40 MiB per
 # Go plugin while every plugin stays hot (a binary without sleeping
 # plugins), which caps this 24 GiB machine near 500 of them. The script
@@ -70,7 +71,14 @@ if ((n_go > fit_disk)); then n_go=$fit_disk; fi
 if ((n_go > fit_mem)); then n_go=$fit_mem; fi
 ((n_go > 1)) || n_go=0
 
-minutes=$((n_engines * (n_go * 16 / 1000 + 4) + 3))
+# Minutes per 1,000 Go guests compiled cold on 2 cores (measured
+# 2026-12-01: 30 on wazero, 1.8 s each; 50 on wasmtime, 3 s each).
+minutes=3
+for e in ${engines//,/ }; do
+	per=30
+	[[ $e == wasmtime ]] && per=50
+	minutes=$((minutes + n_go * per / 1000 + 4))
+done
 echo "bench-density: $n_go Go plugins and $want_small small plugins on $engines ($sleeping)"
 echo "bench-density: needs about $((n_go * go_disk_mb / 1024 + small_mb / 1024 + 1)) GB of disk under build/ ($avail_mb MB free) and about $minutes minutes on $(nproc) cores"
 if ((n_go < want_go)); then
